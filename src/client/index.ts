@@ -1,0 +1,15 @@
+export * from "./errors.js";
+export { CLIENT_DEFAULTS, type PaymentsClientOptions } from "./options.js";
+export {
+  type OperationData,
+  type OperationInput,
+  type OperationMethods,
+  PaymentsClient,
+} from "./payments-client.js";
+export {
+  DEFAULT_RETRY_POLICY,
+  parseRetryAfter,
+  type RetryPolicy,
+  retryDelayMs,
+  shouldRetry,
+} from "./retry.js";

@@ -1,0 +1,71 @@
+import {
+  PaymentsConnectionError,
+  PaymentsIdempotencyInFlightError,
+  PaymentsRateLimitError,
+  PaymentsResponseError,
+  PaymentsServerError,
+  PaymentsTimeoutError,
+} from "./errors.js";
+
+export interface RetryPolicy {
+  /** Delay before the second attempt; doubles each attempt. Default 500. */
+  readonly baseDelayMs: number;
+  /** Cap on the exponential delay. Default 30000. */
+  readonly maxDelayMs: number;
+  /** Cap on a server's Retry-After, so a bad header cannot park work for hours. Default 300000. */
+  readonly maxRetryAfterMs: number;
+}
+
+export const DEFAULT_RETRY_POLICY: RetryPolicy = Object.freeze({
+  baseDelayMs: 500,
+  maxDelayMs: 30_000,
+  maxRetryAfterMs: 300_000,
+});
+
+/**
+ * Whether another attempt with the same idempotency key may succeed.
+ * Definite refusals (validation, authentication, not found, key reuse) are final.
+ */
+export function shouldRetry(error: unknown): boolean {
+  return (
+    error instanceof PaymentsServerError ||
+    error instanceof PaymentsTimeoutError ||
+    error instanceof PaymentsConnectionError ||
+    error instanceof PaymentsRateLimitError ||
+    error instanceof PaymentsIdempotencyInFlightError ||
+    error instanceof PaymentsResponseError
+  );
+}
+
+/**
+ * Delay before attempt `attempt + 1`, after `attempt` (1-based) failed with `error`.
+ * Exponential and capped, with equal jitter (half fixed, half random) so that a burst of
+ * failures spreads out. A 429's Retry-After is honoured, plus up to 10% (at most 1 s) of jitter.
+ */
+export function retryDelayMs(
+  attempt: number,
+  error: unknown,
+  policy: RetryPolicy = DEFAULT_RETRY_POLICY,
+  random: () => number = Math.random,
+): number {
+  if (error instanceof PaymentsRateLimitError && error.retryAfterMs !== undefined) {
+    const wait = Math.min(error.retryAfterMs, policy.maxRetryAfterMs);
+    return Math.round(wait + random() * Math.min(wait * 0.1, 1000));
+  }
+  const exponent = Math.max(0, Math.floor(attempt) - 1);
+  const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** exponent);
+  return Math.round(ceiling / 2 + (random() * ceiling) / 2);
+}
+
+/** Parses a Retry-After header (delta seconds or HTTP date) into milliseconds. */
+export function parseRetryAfter(
+  value: string | undefined,
+  now: number = Date.now(),
+): number | undefined {
+  if (value === undefined || value.trim() === "") return undefined;
+  const trimmed = value.trim();
+  if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.round(Number(trimmed) * 1000);
+  const date = Date.parse(trimmed);
+  if (Number.isNaN(date)) return undefined;
+  return Math.max(0, date - now);
+}

@@ -1,0 +1,275 @@
+import { z } from "zod";
+import { toFieldIssues } from "./contract/field-issues.js";
+
+/** One upstream business account, known to moneyq by its alias. */
+export interface AccountConfig {
+  readonly alias: string;
+  /** Non-enumerable: JSON.stringify, loggers and inspectors of the config never see it. */
+  readonly apiKey: string;
+  /** Requests per second this account may send, across every worker process. */
+  readonly ratePerSecond: number;
+  /** Jobs of this account processed at once by one worker process. */
+  readonly concurrency: number;
+}
+
+export interface Config {
+  readonly redisUrl: string;
+  /** The provider's base address; undefined means "run the embedded sandbox". */
+  readonly paymentsApiUrl: string | undefined;
+  readonly accounts: readonly AccountConfig[];
+  readonly http: { readonly connectTimeoutMs: number; readonly requestTimeoutMs: number };
+  readonly logLevel: LogLevel;
+  /** Prefix of every Redis key moneyq writes. */
+  readonly redisPrefix: string;
+}
+
+export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** Every default in one place; README's configuration table lists the same. */
+export const CONFIG_DEFAULTS = Object.freeze({
+  REDIS_URL: "redis://127.0.0.1:6379",
+  MONEYQ_RATE_LIMIT_PER_SECOND: 50,
+  MONEYQ_CONCURRENCY: 16,
+  MONEYQ_CONNECT_TIMEOUT_MS: 5_000,
+  MONEYQ_REQUEST_TIMEOUT_MS: 30_000,
+  MONEYQ_LOG_LEVEL: "info" as LogLevel,
+  MONEYQ_REDIS_PREFIX: "moneyq",
+});
+
+/** Alias of the account configured by PAYMENTS_API_KEY. */
+export const DEFAULT_ACCOUNT_ALIAS = "default";
+
+/** Every variable moneyq reads; any other `MONEYQ_*` variable is a typo and fails start. */
+export const KNOWN_VARIABLES = [
+  "REDIS_URL",
+  "PAYMENTS_API_URL",
+  "PAYMENTS_API_KEY",
+  "MONEYQ_ACCOUNTS",
+  "MONEYQ_RATE_LIMIT_PER_SECOND",
+  "MONEYQ_CONCURRENCY",
+  "MONEYQ_CONNECT_TIMEOUT_MS",
+  "MONEYQ_REQUEST_TIMEOUT_MS",
+  "MONEYQ_LOG_LEVEL",
+  "MONEYQ_REDIS_PREFIX",
+] as const;
+
+export interface ConfigIssue {
+  readonly variable: string;
+  readonly rule: string;
+}
+
+/** Start-up refused: names each variable and its rule, never a value. */
+export class ConfigError extends Error {
+  readonly code = "config_invalid";
+  readonly issues: readonly ConfigIssue[];
+  constructor(issues: readonly ConfigIssue[]) {
+    super(`Invalid configuration:\n${issues.map((i) => `  ${i.variable}: ${i.rule}`).join("\n")}`);
+    this.name = "ConfigError";
+    this.issues = issues;
+  }
+}
+
+const API_KEY_RULE = "must be 8 to 512 characters without spaces";
+const apiKey = z.string().regex(/^\S{8,512}$/, { message: API_KEY_RULE });
+const positiveInt = z.string().regex(/^[1-9]\d*$/, { message: "must be a positive whole number" });
+const alias = z.string().regex(/^[a-z][a-z0-9_-]{0,31}$/, {
+  message: "must be 1 to 32 lowercase letters, digits, '-' or '_', starting with a letter",
+});
+
+const AccountEntry = z
+  .strictObject({
+    alias,
+    apiKey: apiKey.optional(),
+    apiKeyEnv: z
+      .string()
+      .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { message: "must be a variable name" })
+      .optional(),
+    ratePerSecond: z.number().gt(0).max(100_000).optional(),
+    concurrency: z.int().min(1).max(1_000).optional(),
+  })
+  .refine((a) => (a.apiKey === undefined) !== (a.apiKeyEnv === undefined), {
+    message: "give exactly one of apiKey or apiKeyEnv",
+  });
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/**
+ * Reads configuration from `env` (default: the process environment) once, and returns it
+ * validated and frozen. Throws ConfigError listing every problem.
+ */
+export function loadConfig(env: Env = process.env): Config {
+  const issues: ConfigIssue[] = [];
+  const text = (name: string): string | undefined => {
+    const value = env[name];
+    return value === undefined || value === "" ? undefined : value;
+  };
+  const check = <T>(name: string, schema: z.ZodType<T>, fallback: T): T => {
+    const value = text(name);
+    if (value === undefined) return fallback;
+    const parsed = schema.safeParse(value);
+    if (parsed.success) return parsed.data;
+    for (const i of toFieldIssues(parsed.error.issues, value))
+      issues.push({ variable: name, rule: i.rule });
+    return fallback;
+  };
+
+  for (const name of Object.keys(env)) {
+    if (name.startsWith("MONEYQ_") && !(KNOWN_VARIABLES as readonly string[]).includes(name)) {
+      issues.push({
+        variable: name,
+        rule: "unknown variable (see the configuration table in README.md)",
+      });
+    }
+  }
+
+  const redisUrl = check(
+    "REDIS_URL",
+    z.string().regex(/^rediss?:\/\/\S+$/, { message: "must be a redis:// or rediss:// URL" }),
+    CONFIG_DEFAULTS.REDIS_URL,
+  );
+  const paymentsApiUrl = check(
+    "PAYMENTS_API_URL",
+    z.string().regex(/^https?:\/\/[^\s/]+(\/\S*)?\/v1\/?$/, {
+      message: "must be an http(s) URL ending in /v1",
+    }),
+    undefined,
+  );
+  const defaultKey = check("PAYMENTS_API_KEY", apiKey, undefined);
+  const rate = Number(
+    check(
+      "MONEYQ_RATE_LIMIT_PER_SECOND",
+      positiveInt,
+      String(CONFIG_DEFAULTS.MONEYQ_RATE_LIMIT_PER_SECOND),
+    ),
+  );
+  const concurrency = Number(
+    check("MONEYQ_CONCURRENCY", positiveInt, String(CONFIG_DEFAULTS.MONEYQ_CONCURRENCY)),
+  );
+  const connectTimeoutMs = Number(
+    check(
+      "MONEYQ_CONNECT_TIMEOUT_MS",
+      positiveInt,
+      String(CONFIG_DEFAULTS.MONEYQ_CONNECT_TIMEOUT_MS),
+    ),
+  );
+  const requestTimeoutMs = Number(
+    check(
+      "MONEYQ_REQUEST_TIMEOUT_MS",
+      positiveInt,
+      String(CONFIG_DEFAULTS.MONEYQ_REQUEST_TIMEOUT_MS),
+    ),
+  );
+  const logLevel = check(
+    "MONEYQ_LOG_LEVEL",
+    z.enum(LOG_LEVELS, { message: `must be one of ${LOG_LEVELS.join(", ")}` }),
+    CONFIG_DEFAULTS.MONEYQ_LOG_LEVEL,
+  );
+  const redisPrefix = check(
+    "MONEYQ_REDIS_PREFIX",
+    z.string().regex(/^[A-Za-z0-9:_{}-]{1,64}$/, {
+      message: "must be 1 to 64 letters, digits or : _ - { }",
+    }),
+    CONFIG_DEFAULTS.MONEYQ_REDIS_PREFIX,
+  );
+
+  const accounts: AccountConfig[] = [];
+  if (defaultKey !== undefined) {
+    accounts.push(account(DEFAULT_ACCOUNT_ALIAS, defaultKey, rate, concurrency));
+  }
+  const listed = text("MONEYQ_ACCOUNTS");
+  if (listed !== undefined) {
+    accounts.push(...readAccounts(listed, env, issues, { rate, concurrency }));
+  }
+  const seen = new Set<string>();
+  for (const a of accounts) {
+    if (seen.has(a.alias))
+      issues.push({ variable: "MONEYQ_ACCOUNTS", rule: `alias "${a.alias}" is configured twice` });
+    seen.add(a.alias);
+  }
+  if (paymentsApiUrl !== undefined && accounts.length === 0 && issues.length === 0) {
+    issues.push({
+      variable: "PAYMENTS_API_KEY",
+      rule: "required when PAYMENTS_API_URL is set (or configure MONEYQ_ACCOUNTS)",
+    });
+  }
+  if (paymentsApiUrl === undefined && accounts.length > 0) {
+    issues.push({
+      variable: "PAYMENTS_API_URL",
+      rule: "required when an API key is configured (unset every key to use the embedded sandbox)",
+    });
+  }
+  if (issues.length > 0) throw new ConfigError(issues);
+
+  return Object.freeze({
+    redisUrl,
+    paymentsApiUrl,
+    accounts: Object.freeze(accounts),
+    http: Object.freeze({ connectTimeoutMs, requestTimeoutMs }),
+    logLevel,
+    redisPrefix,
+  });
+}
+
+/** An account whose key is hidden from enumeration, so it cannot leak through a log line. */
+export function account(
+  alias: string,
+  key: string,
+  ratePerSecond: number,
+  concurrency: number,
+): AccountConfig {
+  const entry = { alias, ratePerSecond, concurrency } as AccountConfig;
+  Object.defineProperty(entry, "apiKey", { value: key, enumerable: false });
+  return Object.freeze(entry);
+}
+
+function readAccounts(
+  listed: string,
+  env: Env,
+  issues: ConfigIssue[],
+  defaults: { rate: number; concurrency: number },
+): AccountConfig[] {
+  let json: unknown;
+  try {
+    json = JSON.parse(listed);
+  } catch {
+    issues.push({ variable: "MONEYQ_ACCOUNTS", rule: "must be valid JSON (an array of accounts)" });
+    return [];
+  }
+  const parsed = z.array(AccountEntry).min(1).safeParse(json);
+  if (!parsed.success) {
+    for (const i of toFieldIssues(parsed.error.issues, json)) {
+      issues.push({
+        variable: `MONEYQ_ACCOUNTS${i.field.startsWith("[") ? "" : "."}${i.field}`,
+        rule: i.rule,
+      });
+    }
+    return [];
+  }
+  const out: AccountConfig[] = [];
+  parsed.data.forEach((entry, index) => {
+    let key = entry.apiKey;
+    if (entry.apiKeyEnv !== undefined) {
+      const value = env[entry.apiKeyEnv];
+      const where = `MONEYQ_ACCOUNTS[${index}].apiKeyEnv`;
+      if (value === undefined || value === "") {
+        issues.push({ variable: where, rule: `variable ${entry.apiKeyEnv} is not set` });
+        return;
+      }
+      if (!apiKey.safeParse(value).success) {
+        issues.push({ variable: entry.apiKeyEnv, rule: API_KEY_RULE });
+        return;
+      }
+      key = value;
+    }
+    out.push(
+      account(
+        entry.alias,
+        key as string,
+        entry.ratePerSecond ?? defaults.rate,
+        entry.concurrency ?? defaults.concurrency,
+      ),
+    );
+  });
+  return out;
+}

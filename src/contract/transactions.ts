@@ -1,0 +1,79 @@
+import { z } from "zod";
+import {
+  Currency,
+  PaymentMethod,
+  SortDirection,
+  SortField,
+  TransactionStatus,
+  TransactionType,
+} from "./enums.js";
+import { LIMITS } from "./limits.js";
+import { iso2, isoDateTime, limitedAmount, narration, nonEmpty, pathId } from "./primitives.js";
+
+/** 4.1 */
+export const WithdrawToBankBody = z.strictObject({
+  amount: limitedAmount,
+  currency: Currency,
+  bankCode: nonEmpty,
+  accountNumber: z.string().min(1).max(LIMITS.accountNumberMax),
+  accountName: z.string().min(1).max(LIMITS.accountNameMax),
+  bankName: z.string().min(1).max(LIMITS.bankNameMax),
+  iso2: iso2.optional(),
+  narration: narration.optional(),
+});
+
+/** 4.2; required fields are a decision (contract-decisions.md). */
+export const WithdrawToMobileMoneyBody = z.strictObject({
+  amount: limitedAmount,
+  currency: Currency,
+  phoneNumber: z.string().min(LIMITS.momoPhoneMin).max(LIMITS.momoPhoneMax),
+  network: nonEmpty,
+  iso2: iso2,
+  narration: narration.optional(),
+});
+
+/** 4.3 */
+export const FundWalletBody = z.strictObject({
+  amount: limitedAmount,
+  currency: Currency,
+  paymentMethod: PaymentMethod,
+  iso2: iso2.optional(),
+  phoneNumber: z.string().min(LIMITS.fundWalletPhoneMin).max(LIMITS.fundWalletPhoneMax).optional(),
+  network: nonEmpty.optional(),
+});
+
+/** 4.11; parameter names are a decision. */
+export const ListTransactionsQuery = z.strictObject({
+  sortDirection: SortDirection.optional(),
+  sortBy: SortField.optional(),
+  currency: Currency.optional(),
+  type: TransactionType.optional(),
+  status: TransactionStatus.optional(),
+});
+
+/** 4.12 */
+export const TransactionParams = z.strictObject({ transactionId: pathId });
+
+export const TransactionChannel = z.enum([
+  "bank",
+  "mobile_money",
+  "fund_wallet",
+  "virtual_account",
+]);
+
+export const Transaction = z.looseObject({
+  transactionId: z.string(),
+  type: TransactionType,
+  status: TransactionStatus,
+  channel: TransactionChannel,
+  amount: z.number(),
+  fee: z.number(),
+  currency: Currency,
+  narration: z.string().optional(),
+  failureReason: z.string().optional(),
+  createdAt: isoDateTime,
+  updatedAt: isoDateTime,
+});
+export type Transaction = z.infer<typeof Transaction>;
+
+export const TransactionList = z.looseObject({ transactions: z.array(Transaction) });

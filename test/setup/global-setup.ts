@@ -1,0 +1,18 @@
+import type { TestProject } from "vitest/node";
+import { resolveRedis } from "./resolve-redis.js";
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    redisUrl: string;
+  }
+}
+
+/** Finds one Redis for the whole run and hands its URL to every test file. */
+export default async function setup(project: TestProject) {
+  const redis = await resolveRedis({ env: process.env });
+  console.log(`tests use Redis from ${redis.source}: ${redis.url}`);
+  project.provide("redisUrl", redis.url);
+  return async () => {
+    await redis.stop();
+  };
+}
