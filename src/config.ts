@@ -70,21 +70,24 @@ export class ConfigError extends Error {
   }
 }
 
+/** A string rule whose message is kept word for word (a refinement, not a bare pattern). */
+function matching(pattern: RegExp, message: string) {
+  return z.string().refine((v) => pattern.test(v), { message });
+}
+
 const API_KEY_RULE = "must be 8 to 512 characters without spaces";
-const apiKey = z.string().regex(/^\S{8,512}$/, { message: API_KEY_RULE });
-const positiveInt = z.string().regex(/^[1-9]\d*$/, { message: "must be a positive whole number" });
-const alias = z.string().regex(/^[a-z][a-z0-9_-]{0,31}$/, {
-  message: "must be 1 to 32 lowercase letters, digits, '-' or '_', starting with a letter",
-});
+const apiKey = matching(/^\S{8,512}$/, API_KEY_RULE);
+const positiveInt = matching(/^[1-9]\d*$/, "must be a positive whole number");
+const alias = matching(
+  /^[a-z][a-z0-9_-]{0,31}$/,
+  "must be 1 to 32 lowercase letters, digits, '-' or '_', starting with a letter",
+);
 
 const AccountEntry = z
   .strictObject({
     alias,
     apiKey: apiKey.optional(),
-    apiKeyEnv: z
-      .string()
-      .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { message: "must be a variable name" })
-      .optional(),
+    apiKeyEnv: matching(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be a variable name").optional(),
     ratePerSecond: z.number().gt(0).max(100_000).optional(),
     concurrency: z.int().min(1).max(1_000).optional(),
   })
@@ -125,14 +128,12 @@ export function loadConfig(env: Env = process.env): Config {
 
   const redisUrl = check(
     "REDIS_URL",
-    z.string().regex(/^rediss?:\/\/\S+$/, { message: "must be a redis:// or rediss:// URL" }),
+    matching(/^rediss?:\/\/\S+$/, "must be a redis:// or rediss:// URL"),
     CONFIG_DEFAULTS.REDIS_URL,
   );
   const paymentsApiUrl = check(
     "PAYMENTS_API_URL",
-    z.string().regex(/^https?:\/\/[^\s/]+(\/\S*)?\/v1\/?$/, {
-      message: "must be an http(s) URL ending in /v1",
-    }),
+    matching(/^https?:\/\/[^\s/]+(\/\S*)?\/v1\/?$/, "must be an http(s) URL ending in /v1"),
     undefined,
   );
   const defaultKey = check("PAYMENTS_API_KEY", apiKey, undefined);
@@ -162,14 +163,14 @@ export function loadConfig(env: Env = process.env): Config {
   );
   const logLevel = check(
     "MONEYQ_LOG_LEVEL",
-    z.enum(LOG_LEVELS, { message: `must be one of ${LOG_LEVELS.join(", ")}` }),
+    z.string().refine((v): v is LogLevel => (LOG_LEVELS as readonly string[]).includes(v), {
+      message: `must be one of ${LOG_LEVELS.join(", ")}`,
+    }),
     CONFIG_DEFAULTS.MONEYQ_LOG_LEVEL,
   );
   const redisPrefix = check(
     "MONEYQ_REDIS_PREFIX",
-    z.string().regex(/^[A-Za-z0-9:_{}-]{1,64}$/, {
-      message: "must be 1 to 64 letters, digits or : _ - { }",
-    }),
+    matching(/^[A-Za-z0-9:_{}-]{1,64}$/, "must be 1 to 64 letters, digits or : _ - { }"),
     CONFIG_DEFAULTS.MONEYQ_REDIS_PREFIX,
   );
 

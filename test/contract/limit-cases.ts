@@ -13,7 +13,13 @@ export interface LimitCase {
   readonly rule: string | null;
 }
 
-const c = (op: OperationId, part: Part, field: string, value: unknown, rule: string | null): LimitCase => ({
+const c = (
+  op: OperationId,
+  part: Part,
+  field: string,
+  value: unknown,
+  rule: string | null,
+): LimitCase => ({
   op,
   part,
   field,
@@ -36,8 +42,6 @@ const amountCases = (op: OperationId): LimitCase[] => [
   c(op, "body", "currency", "ABC", expect_enum),
   c(op, "body", "currency", MISSING, "required"),
 ];
-
-
 
 export const limitCases: readonly LimitCase[] = [
   // 4.1 withdraw to bank
@@ -91,7 +95,13 @@ export const limitCases: readonly LimitCase[] = [
   c("withdrawStable", "body", "toAddress", TRON_ADDRESS.slice(0, 33), "must match pattern"),
   c("withdrawStable", "body", "toAddress", `${TRON_ADDRESS.slice(0, 33)}0`, "must match pattern"),
   c("withdrawStable", "body", "currency", "BUSD", 'must be one of "USDT", "USDC"'),
-  c("withdrawStable", "body", "network", "ethereum", 'must be one of "polygon", "arbitrum", "base", "solana"'),
+  c(
+    "withdrawStable",
+    "body",
+    "network",
+    "ethereum",
+    'must be one of "polygon", "arbitrum", "base", "solana"',
+  ),
   c("withdrawStable", "body", "network", MISSING, "required"),
   // 4.5 create wallet
   c("createWallet", "body", "currency", MISSING, "required"),
@@ -128,7 +138,13 @@ export const limitCases: readonly LimitCase[] = [
   c("getExchangeRate", "query", "amount", MISSING, "required"),
   // 4.11 list transactions
   c("listTransactions", "query", "sortDirection", "up", 'must be one of "asc", "desc"'),
-  c("listTransactions", "query", "sortBy", "name", 'must be one of "date", "amount", "type", "status"'),
+  c(
+    "listTransactions",
+    "query",
+    "sortBy",
+    "name",
+    'must be one of "date", "amount", "type", "status"',
+  ),
   c("listTransactions", "query", "type", "REFUND", 'must be one of "CREDIT", "DEBIT"'),
   c("listTransactions", "query", "status", "DONE", expect_enum),
   c("listTransactions", "query", "currency", "ABC", expect_enum),

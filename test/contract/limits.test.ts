@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { type OperationSpec, operations, validate } from "../../src/contract/index.js";
 import { operationExamples } from "../fixtures/operation-examples.js";
-import { type LimitCase, MISSING, limitCases } from "./limit-cases.js";
+import { type LimitCase, limitCases, MISSING } from "./limit-cases.js";
 
 function partOf(x: LimitCase): Record<string, unknown> {
   const example = operationExamples[x.op] as Record<string, Record<string, unknown> | undefined>;
@@ -30,6 +30,9 @@ describe("contract limits at their boundaries", () => {
     const issues = result.success ? [] : result.issues;
     const onField = issues.filter((i) => i.field === x.field);
     expect(onField, JSON.stringify(issues)).not.toHaveLength(0);
-    expect(onField.some((i) => i.rule.startsWith(x.rule as string)), JSON.stringify(onField)).toBe(true);
+    expect(
+      onField.some((i) => i.rule.startsWith(x.rule as string)),
+      JSON.stringify(onField),
+    ).toBe(true);
   });
 });

@@ -24,13 +24,16 @@ describe("operation table", () => {
   });
 
   it("marks exactly the spec's IDEM operations as idempotent", () => {
-    const idem = OPERATION_IDS.filter((id) => operations[id].idempotent).map((id) => operations[id].section);
+    const idem = OPERATION_IDS.filter((id) => operations[id].idempotent).map(
+      (id) => operations[id].section,
+    );
     expect(idem).toEqual(["4.1", "4.2", "4.3", "4.4", "4.18", "4.19"]);
   });
 
   it("gives every operation a client method", () => {
     const missing = OPERATION_IDS.filter(
-      (id) => typeof (PaymentsClient.prototype as unknown as Record<string, unknown>)[id] !== "function",
+      (id) =>
+        typeof (PaymentsClient.prototype as unknown as Record<string, unknown>)[id] !== "function",
     );
     expect(missing).toEqual([]);
   });

@@ -64,7 +64,18 @@ async function startPrivateServer(binary: string): Promise<ResolvedRedis> {
   const port = await freePort();
   const child = spawn(
     binary,
-    ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir],
+    [
+      "--port",
+      String(port),
+      "--bind",
+      "127.0.0.1",
+      "--save",
+      "",
+      "--appendonly",
+      "no",
+      "--dir",
+      dir,
+    ],
     { stdio: "ignore" },
   );
   const url = `redis://127.0.0.1:${port}`;
@@ -91,14 +102,20 @@ async function startPrivateServer(binary: string): Promise<ResolvedRedis> {
 }
 
 async function ping(url: string): Promise<void> {
-  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  const client = new Redis(url, {
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+  });
   // The rejected connect() below reports the failure; the event would only repeat it.
   client.on("error", () => {});
   try {
     await client.connect();
     await client.ping();
   } catch (error) {
-    throw new Error(`REDIS_URL is set but Redis does not answer there: ${(error as Error).message}`);
+    throw new Error(
+      `REDIS_URL is set but Redis does not answer there: ${(error as Error).message}`,
+    );
   } finally {
     client.disconnect();
   }

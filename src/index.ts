@@ -1,0 +1,3 @@
+export * from "./client/index.js";
+export * from "./config.js";
+export * from "./contract/index.js";

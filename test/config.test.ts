@@ -1,0 +1,198 @@
+import { inspect } from "node:util";
+import { describe, expect, it } from "vitest";
+import { CONFIG_DEFAULTS, ConfigError, loadConfig } from "../src/config.js";
+
+const KEY = "sk_live_CANARY_0123456789";
+const URL_V1 = "https://api.example.test/v1";
+
+function issuesOf(env: Record<string, string>): { variable: string; rule: string }[] {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return [...(error as ConfigError).issues];
+  }
+  throw new Error("expected ConfigError");
+}
+
+describe("loadConfig", () => {
+  it("runs on embedded defaults with an empty environment", () => {
+    const config = loadConfig({});
+    expect(config.redisUrl).toBe(CONFIG_DEFAULTS.REDIS_URL);
+    expect(config.paymentsApiUrl).toBeUndefined();
+    expect(config.accounts).toEqual([]);
+    expect(config.logLevel).toBe("info");
+    expect(Object.isFrozen(config)).toBe(true);
+    expect(Object.isFrozen(config.http)).toBe(true);
+  });
+
+  it("builds the default account from PAYMENTS_API_KEY with the global rate and concurrency", () => {
+    const config = loadConfig({
+      PAYMENTS_API_URL: URL_V1,
+      PAYMENTS_API_KEY: KEY,
+      MONEYQ_RATE_LIMIT_PER_SECOND: "25",
+      MONEYQ_CONCURRENCY: "4",
+    });
+    expect(config.accounts).toHaveLength(1);
+    const [account] = config.accounts;
+    expect(account).toMatchObject({ alias: "default", ratePerSecond: 25, concurrency: 4 });
+    expect(account?.apiKey).toBe(KEY);
+  });
+
+  it("reads several accounts from MONEYQ_ACCOUNTS, with a key given inline or by variable name", () => {
+    const config = loadConfig({
+      PAYMENTS_API_URL: URL_V1,
+      PAYROLL_KEY: "sk_live_payroll_123",
+      MONEYQ_ACCOUNTS: JSON.stringify([
+        { alias: "payroll", apiKeyEnv: "PAYROLL_KEY", ratePerSecond: 10, concurrency: 2 },
+        { alias: "market", apiKey: "sk_live_market_456" },
+      ]),
+    });
+    expect(config.accounts.map((a) => [a.alias, a.apiKey, a.ratePerSecond, a.concurrency])).toEqual(
+      [
+        ["payroll", "sk_live_payroll_123", 10, 2],
+        [
+          "market",
+          "sk_live_market_456",
+          CONFIG_DEFAULTS.MONEYQ_RATE_LIMIT_PER_SECOND,
+          CONFIG_DEFAULTS.MONEYQ_CONCURRENCY,
+        ],
+      ],
+    );
+  });
+
+  it("keeps keys out of JSON, inspection and enumeration of the config", () => {
+    const config = loadConfig({ PAYMENTS_API_URL: URL_V1, PAYMENTS_API_KEY: KEY });
+    expect(JSON.stringify(config)).not.toContain(KEY);
+    expect(inspect(config, { depth: 10 })).not.toContain(KEY);
+    expect(Object.values(config.accounts[0] ?? {})).not.toContain(KEY);
+  });
+
+  const bad: [string, Record<string, string>, string, string][] = [
+    [
+      "a non-redis REDIS_URL",
+      { REDIS_URL: "http://x" },
+      "REDIS_URL",
+      "must be a redis:// or rediss:// URL",
+    ],
+    [
+      "an API URL without /v1",
+      { PAYMENTS_API_URL: "https://api.example.test/v2", PAYMENTS_API_KEY: KEY },
+      "PAYMENTS_API_URL",
+      "must be an http(s) URL ending in /v1",
+    ],
+    [
+      "a URL with no key",
+      { PAYMENTS_API_URL: URL_V1 },
+      "PAYMENTS_API_KEY",
+      "required when PAYMENTS_API_URL is set (or configure MONEYQ_ACCOUNTS)",
+    ],
+    [
+      "a key with no URL",
+      { PAYMENTS_API_KEY: KEY },
+      "PAYMENTS_API_URL",
+      "required when an API key is configured (unset every key to use the embedded sandbox)",
+    ],
+    [
+      "a malformed key",
+      { PAYMENTS_API_URL: URL_V1, PAYMENTS_API_KEY: "sk live CANARY" },
+      "PAYMENTS_API_KEY",
+      "must be 8 to 512 characters without spaces",
+    ],
+    [
+      "a zero rate",
+      { MONEYQ_RATE_LIMIT_PER_SECOND: "0" },
+      "MONEYQ_RATE_LIMIT_PER_SECOND",
+      "must be a positive whole number",
+    ],
+    [
+      "a fractional concurrency",
+      { MONEYQ_CONCURRENCY: "1.5" },
+      "MONEYQ_CONCURRENCY",
+      "must be a positive whole number",
+    ],
+    [
+      "an unknown log level",
+      { MONEYQ_LOG_LEVEL: "loud" },
+      "MONEYQ_LOG_LEVEL",
+      "must be one of fatal, error, warn, info, debug, trace, silent",
+    ],
+    [
+      "a typo'd variable",
+      { MONEYQ_CONCURENCY: "4" },
+      "MONEYQ_CONCURENCY",
+      "unknown variable (see the configuration table in README.md)",
+    ],
+    [
+      "accounts that are not JSON",
+      { MONEYQ_ACCOUNTS: "[{alias" },
+      "MONEYQ_ACCOUNTS",
+      "must be valid JSON (an array of accounts)",
+    ],
+    [
+      "an account with a bad alias",
+      {
+        PAYMENTS_API_URL: URL_V1,
+        MONEYQ_ACCOUNTS: '[{"alias":"Pay Roll","apiKey":"sk_live_12345678"}]',
+      },
+      "MONEYQ_ACCOUNTS[0].alias",
+      "must be 1 to 32 lowercase letters, digits, '-' or '_', starting with a letter",
+    ],
+    [
+      "an account with two keys",
+      {
+        PAYMENTS_API_URL: URL_V1,
+        MONEYQ_ACCOUNTS: '[{"alias":"a","apiKey":"sk_live_12345678","apiKeyEnv":"X"}]',
+      },
+      "MONEYQ_ACCOUNTS[0]",
+      "give exactly one of apiKey or apiKeyEnv",
+    ],
+    [
+      "an account whose key variable is unset",
+      { PAYMENTS_API_URL: URL_V1, MONEYQ_ACCOUNTS: '[{"alias":"a","apiKeyEnv":"NOPE_KEY"}]' },
+      "MONEYQ_ACCOUNTS[0].apiKeyEnv",
+      "variable NOPE_KEY is not set",
+    ],
+    [
+      "an account with a zero rate",
+      {
+        PAYMENTS_API_URL: URL_V1,
+        MONEYQ_ACCOUNTS: '[{"alias":"a","apiKey":"sk_live_12345678","ratePerSecond":0}]',
+      },
+      "MONEYQ_ACCOUNTS[0].ratePerSecond",
+      "greater than 0",
+    ],
+    [
+      "an alias configured twice",
+      {
+        PAYMENTS_API_URL: URL_V1,
+        PAYMENTS_API_KEY: KEY,
+        MONEYQ_ACCOUNTS: `[{"alias":"default","apiKey":"sk_live_12345678"}]`,
+      },
+      "MONEYQ_ACCOUNTS",
+      'alias "default" is configured twice',
+    ],
+  ];
+  it.each(bad)("refuses %s, naming the variable and the rule", (_, env, variable, rule) => {
+    expect(issuesOf(env)).toContainEqual({ variable, rule });
+  });
+
+  it("reports every problem at once, and never a key's value", () => {
+    const env = {
+      REDIS_URL: "nope",
+      PAYMENTS_API_URL: URL_V1,
+      PAYMENTS_API_KEY: "sk live CANARY",
+      MONEYQ_ACCOUNTS: '[{"alias":"a","apiKey":"short CANARY"}]',
+    };
+    let message = "";
+    try {
+      loadConfig(env);
+    } catch (error) {
+      message = `${(error as Error).message} ${JSON.stringify(error)} ${inspect(error, { depth: 10 })}`;
+    }
+    expect(message).toContain("REDIS_URL");
+    expect(message).toContain("PAYMENTS_API_KEY");
+    expect(message).toContain("MONEYQ_ACCOUNTS[0].apiKey");
+    expect(message).not.toContain("CANARY");
+  });
+});
