@@ -71,6 +71,9 @@ export const Transaction = z.looseObject({
   currency: Currency,
   narration: z.string().optional(),
   failureReason: z.string().optional(),
+  /** On a reversal: the transaction it reverses. On a reversed one: its reversal. */
+  reversalOf: z.string().optional(),
+  reversedBy: z.string().optional(),
   createdAt: isoDateTime,
   updatedAt: isoDateTime,
 });

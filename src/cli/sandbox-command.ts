@@ -1,0 +1,58 @@
+import { Command } from "commander";
+import { SANDBOX_DEFAULTS } from "../sandbox/options.js";
+import { startSandbox } from "../sandbox/start-sandbox.js";
+import { intOption } from "./int-option.js";
+
+interface SandboxFlags {
+  readonly port: number;
+  readonly host: string;
+  readonly json: boolean;
+  readonly seed: number;
+  readonly settleDelayMs: number;
+}
+
+/** `moneyq sandbox`: the stateful Payments API sandbox on a real port, until SIGINT or SIGTERM. */
+export function sandboxCommand(): Command {
+  return new Command("sandbox")
+    .description("run the stateful Payments API sandbox (docs/sandbox.md)")
+    .option("-p, --port <port>", "port to listen on (0: a free one)", intOption(0, 65535), 4010)
+    .option("--host <host>", "address to listen on", SANDBOX_DEFAULTS.host)
+    .option(
+      "--json",
+      "print exactly one JSON line {baseUrl, apiKey, controlUrl} once listening",
+      false,
+    )
+    .option(
+      "--seed <n>",
+      "seed of the fault generators",
+      intOption(0, 2 ** 31 - 1),
+      SANDBOX_DEFAULTS.seed,
+    )
+    .option(
+      "--settle-delay-ms <ms>",
+      "how long PENDING lasts before it resolves",
+      intOption(0, 86_400_000),
+      SANDBOX_DEFAULTS.settleDelayMs,
+    )
+    .action(async (flags: SandboxFlags) => {
+      const sandbox = await startSandbox({
+        port: flags.port,
+        host: flags.host,
+        seed: flags.seed,
+        settleDelayMs: flags.settleDelayMs,
+      });
+      const { baseUrl, apiKey, controlUrl } = sandbox;
+      if (flags.json) {
+        process.stdout.write(`${JSON.stringify({ baseUrl, apiKey, controlUrl })}\n`);
+      } else {
+        process.stdout.write(
+          `moneyq sandbox listening\n  base URL:    ${baseUrl}\n  API key:     ${apiKey}\n  control API: ${controlUrl}\n`,
+        );
+      }
+      await new Promise<void>((resolve) => {
+        process.once("SIGINT", resolve);
+        process.once("SIGTERM", resolve);
+      });
+      await sandbox.close();
+    });
+}

@@ -1,0 +1,252 @@
+import { createHash } from "node:crypto";
+import type { IncomingMessage } from "node:http";
+import type { Socket } from "node:net";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { type FieldIssue, formatFieldIssues, validate } from "../contract/field-issues.js";
+import {
+  API_KEY_HEADER,
+  IDEMPOTENCY_HEADER,
+  IdempotencyKey,
+  REPLAY_HEADER,
+} from "../contract/headers.js";
+import {
+  OPERATION_IDS,
+  type OperationId,
+  type OperationSpec,
+  operations,
+} from "../contract/operations.js";
+import { canonicalJson } from "./canonical-json.js";
+import { toSandboxError } from "./envelope-reply.js";
+import { type HandlerInput, handlers } from "./handlers.js";
+import { LIVE_KEY_PREFIX, SANDBOX_KEY_PREFIX } from "./options.js";
+import type { AccountRecord } from "./records.js";
+import type { SandboxControl } from "./sandbox-control.js";
+import { SandboxError } from "./sandbox-error.js";
+
+const ALL_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
+const SERVER_ERROR_MESSAGES: Record<number, string> = {
+  500: "internal server error (injected fault)",
+  502: "bad gateway (injected fault)",
+  503: "service unavailable (injected fault)",
+};
+
+export interface ApiRouteOptions {
+  readonly basePath: string;
+  readonly bodyLimitBytes: number;
+  /** Sockets of hung requests, destroyed on close. */
+  readonly hung: Set<Socket>;
+}
+
+/** Registers every operation of the contract's table under `basePath`, and 405s for other methods. */
+export function registerApiRoutes(
+  app: FastifyInstance,
+  control: SandboxControl,
+  options: ApiRouteOptions,
+): void {
+  const methodsByPath = new Map<string, Set<string>>();
+  for (const id of OPERATION_IDS) {
+    const op: OperationSpec = operations[id];
+    const url = options.basePath + op.path.replace(/\{(\w+)\}/g, ":$1");
+    methodsByPath.set(url, (methodsByPath.get(url) ?? new Set()).add(op.method));
+    app.route({
+      method: op.method,
+      url,
+      handler: (request, reply) => handle(control, options, id, op, request, reply),
+    });
+  }
+  for (const [url, allowed] of methodsByPath) {
+    const others = ALL_METHODS.filter((m) => !allowed.has(m));
+    app.route({
+      method: others,
+      url,
+      handler: async () => {
+        throw new SandboxError(
+          405,
+          "method_not_allowed",
+          `method not allowed; use ${[...allowed].join(", ")}`,
+          {
+            headers: { allow: [...allowed].join(", ") },
+          },
+        );
+      },
+    });
+  }
+}
+
+function authenticate(control: SandboxControl, header: unknown): AccountRecord {
+  const key = typeof header === "string" ? header : undefined;
+  if (!key) throw new SandboxError(401, "unauthorized", `missing ${API_KEY_HEADER} header`);
+  if (key.startsWith(LIVE_KEY_PREFIX)) {
+    throw new SandboxError(
+      401,
+      "unauthorized",
+      "a production key was sent to the sandbox; use a sandbox key (sk_sandbox_...)",
+    );
+  }
+  const account = control.state.accountsByKey.get(key);
+  if (!account) {
+    const form = key.startsWith(SANDBOX_KEY_PREFIX)
+      ? "unknown sandbox API key"
+      : "API key is not a sandbox key";
+    throw new SandboxError(401, "unauthorized", form);
+  }
+  return account;
+}
+
+function validationError(issues: readonly FieldIssue[]): SandboxError {
+  return new SandboxError(400, "validation_error", formatFieldIssues(issues), { errors: issues });
+}
+
+async function readGetBody(raw: IncomingMessage, limit: number): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of raw as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit)
+      throw new SandboxError(413, "payload_too_large", "body: larger than the sandbox accepts");
+    chunks.push(chunk);
+  }
+  const text = Buffer.concat(chunks).toString("utf8");
+  if (text === "") return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw toSandboxError({ statusCode: 400 });
+  }
+}
+
+function parseInput(
+  op: OperationSpec,
+  params: unknown,
+  query: unknown,
+  body: unknown,
+): HandlerInput<never> {
+  const issues: FieldIssue[] = [];
+  const part = (schema: OperationSpec["body"], value: unknown, prefix: string) => {
+    if (!schema) return undefined;
+    const result = validate(schema, value ?? (prefix === "body" ? undefined : {}));
+    if (result.success) return result.data;
+    for (const i of result.issues) issues.push({ field: i.field || prefix, rule: i.rule });
+    return undefined;
+  };
+  const input = {
+    params: part(op.params, params, "path"),
+    query: part(op.query, query, "query"),
+    body: part(op.body, body, "body"),
+  };
+  if (issues.length > 0) throw validationError(issues);
+  return input as HandlerInput<never>;
+}
+
+async function handle(
+  control: SandboxControl,
+  options: ApiRouteOptions,
+  id: OperationId,
+  op: OperationSpec,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<void> {
+  const { state } = control;
+  state.settleDue();
+  const keyHeader = request.headers[API_KEY_HEADER];
+  control.log.record({
+    at: state.clock.now(),
+    accountId:
+      typeof keyHeader === "string"
+        ? (state.accountsByKey.get(keyHeader)?.accountId ?? null)
+        : null,
+    method: request.method,
+    path: request.url,
+  });
+  const account = authenticate(control, keyHeader);
+  const faults = control.faultsOf(account.accountId);
+  const limit = faults?.settings.rateLimitPerSecond;
+  if (limit !== undefined) {
+    const wait = control.limiter.check(account.accountId, limit, state.clock.now());
+    if (wait !== undefined) {
+      throw new SandboxError(
+        429,
+        "rate_limited",
+        `rate limit of ${limit} requests per second exceeded`,
+        {
+          headers: { "retry-after": String(wait) },
+        },
+      );
+    }
+  }
+  if (faults?.hang()) {
+    reply.hijack();
+    options.hung.add(request.raw.socket);
+    return;
+  }
+  const injected = faults?.error();
+  if (injected !== undefined) {
+    throw new SandboxError(
+      injected,
+      injected === 503 ? "service_unavailable" : "internal_error",
+      SERVER_ERROR_MESSAGES[injected] as string,
+    );
+  }
+
+  const rawBody =
+    op.method === "GET" && op.body
+      ? await readGetBody(request.raw, options.bodyLimitBytes)
+      : request.body;
+  const input = parseInput(op, request.params, request.query, rawBody);
+
+  let key: string | null = null;
+  if (op.idempotent) {
+    const header = request.headers[IDEMPOTENCY_HEADER];
+    const parsed = IdempotencyKey.safeParse(header);
+    if (!parsed.success) {
+      const rule = header === undefined ? "required" : "must be 1 to 255 characters";
+      throw validationError([{ field: IDEMPOTENCY_HEADER, rule }]);
+    }
+    key = parsed.data;
+    const fingerprint = createHash("sha256")
+      .update(canonicalJson([op.method, op.path, request.params, request.query, rawBody ?? null]))
+      .digest("base64url");
+    const begun = control.idempotency.begin(account.accountId, key, fingerprint);
+    if (begun.kind === "in_flight") {
+      throw new SandboxError(
+        409,
+        "idempotency_in_flight",
+        "a request with this idempotency key is still in progress; retry later",
+      );
+    }
+    if (begun.kind === "mismatch") {
+      throw new SandboxError(
+        422,
+        "idempotency_key_reused",
+        "this idempotency key was already used with a different request",
+      );
+    }
+    if (begun.kind === "replay") {
+      reply.code(begun.answer.status).header(REPLAY_HEADER, "true").send(begun.answer.body);
+      return;
+    }
+  }
+
+  let body: unknown;
+  try {
+    const delay = faults?.latencyMs() ?? 0;
+    if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
+    state.settleDue();
+    const data = (handlers[id] as (s: typeof state, c: unknown, i: unknown) => unknown)(
+      state,
+      { account, idempotencyKey: key },
+      input,
+    );
+    body = { success: true, message: op.summary, data };
+  } catch (error) {
+    if (key !== null) control.idempotency.abandon(account.accountId, key);
+    throw error;
+  }
+  if (key !== null) control.idempotency.complete(account.accountId, key, { status: 200, body });
+  if (faults?.dropAfterCommit()) {
+    reply.hijack();
+    request.raw.socket.destroy();
+    return;
+  }
+  reply.code(200).send(body);
+}

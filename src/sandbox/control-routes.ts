@@ -1,0 +1,102 @@
+import type { FastifyInstance } from "fastify";
+import { z } from "zod";
+import { Currency } from "../contract/enums.js";
+import { formatFieldIssues, validate } from "../contract/field-issues.js";
+import { FaultSettings } from "./faults.js";
+import type { SandboxControl } from "./sandbox-control.js";
+import { SandboxError } from "./sandbox-error.js";
+
+export const CONTROL_PATH = "/__sandbox";
+
+const CreateAccount = z.strictObject({
+  accountId: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,64}$/)
+    .optional(),
+  name: z.string().min(1).max(100).optional(),
+  apiKey: z.string().min(12).max(200).optional(),
+  balances: z.partialRecord(Currency, z.number().min(0)).optional(),
+  stableBalance: z
+    .string()
+    .regex(/^\d+(\.\d{1,6})?$/)
+    .optional(),
+  faults: FaultSettings.optional(),
+});
+const Advance = z.strictObject({
+  ms: z
+    .int()
+    .min(0)
+    .max(365 * 24 * 3600 * 1000),
+});
+const Transfer = z.strictObject({ amount: z.number().gt(0) });
+const PaymentLink = z.strictObject({ accountId: z.string().min(1), offerId: z.string().min(1) });
+const RequestsQuery = z.strictObject({
+  accountId: z.string().optional(),
+  afterSeq: z.coerce.number<number>().int().min(0).optional(),
+});
+const LedgerQuery = z.strictObject({ accountId: z.string().optional() });
+
+function parse<S extends z.ZodType>(schema: S, value: unknown): z.output<S> {
+  const result = validate(schema, value ?? {});
+  if (!result.success) {
+    throw new SandboxError(400, "validation_error", formatFieldIssues(result.issues), {
+      errors: result.issues,
+    });
+  }
+  return result.data;
+}
+
+const ok = (data: unknown) => ({ success: true, message: "ok", data });
+
+/**
+ * The control API, outside /v1: what tests and users need to steer the sandbox. It has no
+ * authentication: the sandbox is a local tool and listens on loopback by default.
+ */
+export function registerControlRoutes(app: FastifyInstance, control: SandboxControl): void {
+  const base = CONTROL_PATH;
+  app.get(`${base}/health`, async () => ok({ status: "ok", now: control.state.clock.iso() }));
+  app.get(`${base}/accounts`, async () => ok({ accounts: control.accounts() }));
+  app.post(`${base}/accounts`, async (req) =>
+    ok(control.createAccount(parse(CreateAccount, req.body))),
+  );
+  app.put<{ Params: { accountId: string } }>(`${base}/accounts/:accountId/faults`, async (req) =>
+    ok(control.setFaults(req.params.accountId, parse(FaultSettings, req.body))),
+  );
+  app.delete<{ Params: { accountId: string } }>(
+    `${base}/accounts/:accountId/faults`,
+    async (req) => {
+      control.clearFaults(req.params.accountId);
+      return ok({ accountId: req.params.accountId, faults: null });
+    },
+  );
+  app.post(`${base}/clock/advance`, async (req) =>
+    ok(control.advanceClock(parse(Advance, req.body).ms)),
+  );
+  app.get(`${base}/ledger`, async (req) => {
+    const { accountId } = parse(LedgerQuery, req.query);
+    return ok({ entries: control.ledger(accountId) });
+  });
+  app.get(`${base}/invariants`, async () => {
+    const violations = control.invariantViolations();
+    return ok({ ok: violations.length === 0, violations });
+  });
+  app.get(`${base}/requests`, async (req) => {
+    const q = parse(RequestsQuery, req.query);
+    return ok({
+      requests: control.requests({
+        ...(q.accountId !== undefined && { accountId: q.accountId }),
+        ...(q.afterSeq !== undefined && { afterSeq: q.afterSeq }),
+      }),
+    });
+  });
+  app.post<{ Params: { accountNumber: string } }>(
+    `${base}/virtual-accounts/:accountNumber/transfers`,
+    async (req) =>
+      ok(control.receiveTransfer(req.params.accountNumber, parse(Transfer, req.body).amount)),
+  );
+  app.post(`${base}/payment-links`, async (req) => {
+    const { accountId, offerId } = parse(PaymentLink, req.body);
+    return ok(control.createPaymentLink(accountId, offerId));
+  });
+  app.get(`${base}/offers`, async () => ok({ offers: control.offers() }));
+}

@@ -1,0 +1,326 @@
+import type { z } from "zod";
+import type { Currency } from "../contract/enums.js";
+import type {
+  CreateVirtualAccountBody,
+  CreateWalletBody,
+  FundWalletBody,
+  ListTransactionsQuery,
+  Transaction,
+  VirtualAccount,
+  Wallet,
+  WithdrawToBankBody,
+  WithdrawToMobileMoneyBody,
+} from "../contract/index.js";
+import { type ForcedOutcome, forcedOutcome } from "./magic-values.js";
+import { fiatToMinor } from "./money.js";
+import { presentTransaction, presentVirtualAccount, presentWallet } from "./present.js";
+import type { TransactionRecord, WalletRecord } from "./records.js";
+import type { RequestContext } from "./request-context.js";
+import { fieldError, SandboxError } from "./sandbox-error.js";
+import { type SandboxState, walletBalance } from "./sandbox-state.js";
+
+const FAILURE_REASON = "the beneficiary's institution rejected the transfer";
+
+function requireWallet(state: SandboxState, accountId: string, currency: Currency): WalletRecord {
+  const wallet = state.walletOf(accountId, currency);
+  if (!wallet)
+    throw fieldError(
+      "currency",
+      `this account has no ${currency} wallet (create one with POST /wallet)`,
+    );
+  return wallet;
+}
+
+function insufficientFunds(currency: Currency): SandboxError {
+  return new SandboxError(
+    400,
+    "insufficient_funds",
+    `insufficient ${currency} balance for this amount`,
+  );
+}
+
+function newTransaction(
+  state: SandboxState,
+  ctx: RequestContext,
+  fields: Pick<
+    TransactionRecord,
+    "walletId" | "type" | "channel" | "amountMinor" | "currency" | "narration"
+  > &
+    Partial<Pick<TransactionRecord, "reversalOf" | "status">>,
+): TransactionRecord {
+  const at = state.clock.iso();
+  return {
+    transactionId: state.nextId("txn"),
+    accountId: ctx.account.accountId,
+    feeMinor: 0,
+    status: "PENDING",
+    idempotencyKey: ctx.idempotencyKey,
+    failureReason: undefined,
+    reversalOf: undefined,
+    reversedBy: undefined,
+    createdAt: at,
+    updatedAt: at,
+    ...fields,
+  };
+}
+
+function refOf(state: SandboxState, t: TransactionRecord, effectId: string, memo: string) {
+  return {
+    accountId: t.accountId,
+    transactionId: t.transactionId,
+    effectId,
+    idempotencyKey: t.idempotencyKey,
+    memo,
+    at: state.clock.iso(),
+  };
+}
+
+/** 4.1 and 4.2: hold the amount now; PENDING resolves to SUCCESSFUL (hold settles) or FAILED (hold released). */
+export function withdraw(
+  state: SandboxState,
+  ctx: RequestContext,
+  channel: "bank" | "mobile_money",
+  body: z.output<typeof WithdrawToBankBody> | z.output<typeof WithdrawToMobileMoneyBody>,
+): Transaction {
+  const destination = "accountNumber" in body ? body.accountNumber : body.phoneNumber;
+  const outcome = forcedOutcome(destination, body.amount);
+  const wallet = requireWallet(state, ctx.account.accountId, body.currency);
+  if (outcome === "insufficient_funds") throw insufficientFunds(body.currency);
+  const minor = fiatToMinor(body.amount);
+  const txn = newTransaction(state, ctx, {
+    walletId: wallet.walletId,
+    type: "DEBIT",
+    channel,
+    amountMinor: minor,
+    currency: body.currency,
+    narration: body.narration,
+  });
+  try {
+    state.ledger.post(
+      [
+        { balance: walletBalance(wallet.walletId, "available"), delta: -minor },
+        { balance: walletBalance(wallet.walletId, "held"), delta: minor },
+      ],
+      refOf(state, txn, txn.transactionId, "hold for withdrawal"),
+    );
+  } catch (error) {
+    if (error instanceof SandboxError && error.code === "insufficient_funds")
+      throw insufficientFunds(body.currency);
+    throw error;
+  }
+  state.transactions.set(txn.transactionId, txn);
+  if (outcome !== "stay_pending")
+    state.schedule(state.settleDelayMs, () => settleWithdrawal(state, txn, outcome));
+  return presentTransaction(txn);
+}
+
+function settleWithdrawal(
+  state: SandboxState,
+  txn: TransactionRecord,
+  outcome: ForcedOutcome | undefined,
+): void {
+  const held = walletBalance(txn.walletId, "held");
+  const available = walletBalance(txn.walletId, "available");
+  txn.updatedAt = state.clock.iso();
+  if (outcome === "fail") {
+    state.ledger.post(
+      [
+        { balance: held, delta: -txn.amountMinor },
+        { balance: available, delta: txn.amountMinor },
+      ],
+      refOf(state, txn, txn.transactionId, "withdrawal failed: hold released"),
+    );
+    txn.status = "FAILED";
+    txn.failureReason = FAILURE_REASON;
+    return;
+  }
+  state.ledger.post(
+    [{ balance: held, delta: -txn.amountMinor }],
+    refOf(state, txn, txn.transactionId, "withdrawal paid out"),
+  );
+  txn.status = "SUCCESSFUL";
+  if (outcome === "reverse") state.schedule(state.settleDelayMs, () => reverse(state, txn));
+}
+
+/** A successful transaction undone later: a new opposite transaction, same effect and key. */
+function reverse(state: SandboxState, original: TransactionRecord): void {
+  const reversal = newTransaction(
+    state,
+    {
+      account: state.accounts.get(original.accountId) as RequestContext["account"],
+      idempotencyKey: original.idempotencyKey,
+    },
+    {
+      walletId: original.walletId,
+      type: original.type === "DEBIT" ? "CREDIT" : "DEBIT",
+      channel: original.channel,
+      amountMinor: original.amountMinor,
+      currency: original.currency,
+      narration: `reversal of ${original.transactionId}`,
+      reversalOf: original.transactionId,
+      status: "SUCCESSFUL",
+    },
+  );
+  const sign = original.type === "DEBIT" ? 1 : -1;
+  state.ledger.post(
+    [
+      {
+        balance: walletBalance(original.walletId, "available"),
+        delta: sign * original.amountMinor,
+      },
+    ],
+    refOf(state, reversal, original.transactionId, `reversal of ${original.transactionId}`),
+  );
+  state.transactions.set(reversal.transactionId, reversal);
+  original.reversedBy = reversal.transactionId;
+  original.updatedAt = state.clock.iso();
+}
+
+/** 4.3: a CREDIT, PENDING, then SUCCESSFUL (credited) or FAILED. */
+export function fundWallet(
+  state: SandboxState,
+  ctx: RequestContext,
+  body: z.output<typeof FundWalletBody>,
+): Transaction {
+  const wallet = requireWallet(state, ctx.account.accountId, body.currency);
+  const outcome = forcedOutcome(body.phoneNumber, body.amount);
+  const txn = newTransaction(state, ctx, {
+    walletId: wallet.walletId,
+    type: "CREDIT",
+    channel: "fund_wallet",
+    amountMinor: fiatToMinor(body.amount),
+    currency: body.currency,
+    narration: undefined,
+  });
+  state.transactions.set(txn.transactionId, txn);
+  if (outcome !== "stay_pending") {
+    state.schedule(state.settleDelayMs, () => {
+      txn.updatedAt = state.clock.iso();
+      if (outcome === "fail" || outcome === "insufficient_funds") {
+        txn.status = "FAILED";
+        txn.failureReason =
+          outcome === "fail" ? "the payment was declined" : "the payer had insufficient funds";
+        return;
+      }
+      state.ledger.post(
+        [{ balance: walletBalance(wallet.walletId, "available"), delta: txn.amountMinor }],
+        refOf(state, txn, txn.transactionId, "wallet funded"),
+      );
+      txn.status = "SUCCESSFUL";
+      if (outcome === "reverse") state.schedule(state.settleDelayMs, () => reverse(state, txn));
+    });
+  }
+  return presentTransaction(txn);
+}
+
+/** 4.5 */
+export function createWallet(
+  state: SandboxState,
+  ctx: RequestContext,
+  body: z.output<typeof CreateWalletBody>,
+): Wallet {
+  if (state.walletOf(ctx.account.accountId, body.currency)) {
+    throw fieldError("currency", `this account already has a ${body.currency} wallet`);
+  }
+  return presentWallet(state, state.createWallet(ctx.account.accountId, body.currency));
+}
+
+/** 4.6: one-time NGN account, valid for `validFor` minutes. */
+export function createVirtualAccount(
+  state: SandboxState,
+  ctx: RequestContext,
+  body: z.output<typeof CreateVirtualAccountBody>,
+): VirtualAccount {
+  const id = state.nextId("va");
+  const record = {
+    virtualAccountId: id,
+    accountId: ctx.account.accountId,
+    accountNumber: `99${id.slice(-8).padStart(8, "0")}`,
+    amountMinor: fiatToMinor(body.amount),
+    used: false,
+    expiresAtMs: state.clock.now() + body.validFor * 60_000,
+    createdAt: state.clock.iso(),
+  };
+  state.virtualAccounts.set(record.accountNumber, record);
+  return presentVirtualAccount(state, record);
+}
+
+/** Control API: money arrives on a virtual account and credits the owner's NGN wallet. */
+export function receiveInboundTransfer(
+  state: SandboxState,
+  accountNumber: string,
+  amount: number,
+): Transaction {
+  const va = state.virtualAccounts.get(accountNumber);
+  if (!va) throw new SandboxError(404, "not_found", `virtual account ${accountNumber} not found`);
+  const view = presentVirtualAccount(state, va);
+  if (view.status !== "ACTIVE")
+    throw fieldError("accountNumber", `virtual account is ${view.status}`);
+  if (fiatToMinor(amount) !== va.amountMinor)
+    throw fieldError("amount", `must equal the expected ${view.amount}`);
+  const account = state.accounts.get(va.accountId) as RequestContext["account"];
+  const wallet = state.walletOf(va.accountId, "NGN") ?? state.createWallet(va.accountId, "NGN");
+  const txn = newTransaction(
+    state,
+    { account, idempotencyKey: null },
+    {
+      walletId: wallet.walletId,
+      type: "CREDIT",
+      channel: "virtual_account",
+      amountMinor: va.amountMinor,
+      currency: "NGN",
+      narration: `transfer to ${accountNumber}`,
+      status: "SUCCESSFUL",
+    },
+  );
+  state.ledger.post(
+    [{ balance: walletBalance(wallet.walletId, "available"), delta: va.amountMinor }],
+    refOf(state, txn, txn.transactionId, "inbound transfer"),
+  );
+  state.transactions.set(txn.transactionId, txn);
+  va.used = true;
+  return presentTransaction(txn);
+}
+
+/** 4.11 */
+export function listTransactions(
+  state: SandboxState,
+  ctx: RequestContext,
+  query: z.output<typeof ListTransactionsQuery>,
+): { transactions: Transaction[] } {
+  const rows = [...state.transactions.values()].filter(
+    (t) =>
+      t.accountId === ctx.account.accountId &&
+      (query.currency === undefined || t.currency === query.currency) &&
+      (query.type === undefined || t.type === query.type) &&
+      (query.status === undefined || t.status === query.status),
+  );
+  const sortBy = query.sortBy ?? "date";
+  const direction = query.sortDirection === "asc" ? 1 : -1;
+  const key = (t: TransactionRecord): string | number =>
+    sortBy === "amount"
+      ? t.amountMinor
+      : sortBy === "type"
+        ? t.type
+        : sortBy === "status"
+          ? t.status
+          : t.createdAt;
+  rows.sort((a, b) => {
+    const ka = key(a);
+    const kb = key(b);
+    const primary = ka < kb ? -1 : ka > kb ? 1 : 0;
+    return direction * (primary || (a.transactionId < b.transactionId ? -1 : 1));
+  });
+  return { transactions: rows.map(presentTransaction) };
+}
+
+/** 4.12 */
+export function getTransaction(
+  state: SandboxState,
+  ctx: RequestContext,
+  transactionId: string,
+): Transaction {
+  return presentTransaction(
+    state.owned(state.transactions, transactionId, "transaction", ctx.account.accountId),
+  );
+}

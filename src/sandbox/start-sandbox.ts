@@ -1,0 +1,97 @@
+import type { Socket } from "node:net";
+import Fastify, { type FastifyInstance } from "fastify";
+import { registerApiRoutes } from "./api-routes.js";
+import { CONTROL_PATH, registerControlRoutes } from "./control-routes.js";
+import { sendError, toSandboxError } from "./envelope-reply.js";
+import { SANDBOX_DEFAULTS, type SandboxOptions } from "./options.js";
+import { SandboxControl } from "./sandbox-control.js";
+import { SandboxError } from "./sandbox-error.js";
+
+export const SANDBOX_BASE_PATH = "/v1";
+
+export interface RunningSandbox {
+  /** Base address of the Payments API, ending in /v1. */
+  readonly baseUrl: string;
+  /** Base address of the control API. */
+  readonly controlUrl: string;
+  /** The key of the first seeded account. */
+  readonly apiKey: string;
+  readonly accounts: readonly { readonly accountId: string; readonly apiKey: string }[];
+  /** The control operations, in process (the same as the HTTP control API). */
+  readonly control: SandboxControl;
+  /** Stops listening and drops hung requests; safe to call more than once. */
+  close(): Promise<void>;
+}
+
+/** Builds the sandbox's HTTP app without listening (benchmarks and embedding use it). */
+export function buildSandboxApp(
+  control: SandboxControl,
+  options: { bodyLimitBytes: number; hung: Set<Socket> },
+): FastifyInstance {
+  const app = Fastify({
+    logger: false,
+    bodyLimit: options.bodyLimitBytes,
+    // Long ids must reach validation, which names the field and its limit.
+    routerOptions: { maxParamLength: 2048 },
+    // Errors the router raises before any route (bad URL encoding, ...) get the envelope too.
+    frameworkErrors: (error, _request, reply) => sendError(reply, toSandboxError(error)),
+  });
+  let requests = 0;
+  app.addHook("onRequest", (_request, reply, done) => {
+    requests += 1;
+    reply.header("x-request-id", `req_${requests.toString(36)}`);
+    done();
+  });
+  app.setErrorHandler((error, _request, reply) => sendError(reply, toSandboxError(error)));
+  app.setNotFoundHandler((request, reply) =>
+    sendError(
+      reply,
+      new SandboxError(404, "not_found", `no route ${request.method} ${request.url.split("?")[0]}`),
+    ),
+  );
+  registerApiRoutes(app, control, {
+    basePath: SANDBOX_BASE_PATH,
+    bodyLimitBytes: options.bodyLimitBytes,
+    hung: options.hung,
+  });
+  registerControlRoutes(app, control);
+  return app;
+}
+
+/** Starts a sandbox on a real port (default: a free one on 127.0.0.1). */
+export async function startSandbox(options: SandboxOptions = {}): Promise<RunningSandbox> {
+  const control = new SandboxControl({
+    settleDelayMs: options.settleDelayMs ?? SANDBOX_DEFAULTS.settleDelayMs,
+    idempotencyTtlMs: options.idempotencyTtlMs ?? SANDBOX_DEFAULTS.idempotencyTtlMs,
+    seed: options.seed ?? SANDBOX_DEFAULTS.seed,
+    requestLogSize: options.requestLogSize ?? SANDBOX_DEFAULTS.requestLogSize,
+  });
+  const accounts = (options.accounts ?? SANDBOX_DEFAULTS.accounts).map((seed) =>
+    control.createAccount(seed),
+  );
+  const hung = new Set<Socket>();
+  const app = buildSandboxApp(control, {
+    bodyLimitBytes: options.bodyLimitBytes ?? SANDBOX_DEFAULTS.bodyLimitBytes,
+    hung,
+  });
+  const host = options.host ?? SANDBOX_DEFAULTS.host;
+  await app.listen({ host, port: options.port ?? SANDBOX_DEFAULTS.port });
+  const address = app.server.address();
+  if (!address || typeof address !== "object") throw new Error("sandbox: no listening address");
+  const origin = `http://${host.includes(":") ? `[${host}]` : host}:${address.port}`;
+  let closing: Promise<void> | undefined;
+  return {
+    baseUrl: `${origin}${SANDBOX_BASE_PATH}`,
+    controlUrl: `${origin}${CONTROL_PATH}`,
+    apiKey: accounts[0]?.apiKey ?? "",
+    accounts,
+    control,
+    close() {
+      closing ??= (async () => {
+        for (const socket of hung) socket.destroy();
+        await app.close();
+      })();
+      return closing;
+    },
+  };
+}
