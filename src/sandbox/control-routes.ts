@@ -34,6 +34,7 @@ const RequestsQuery = z.strictObject({
   accountId: z.string().optional(),
   afterSeq: z.coerce.number<number>().int().min(0).optional(),
 });
+/** Ledger and invariants, optionally of one account. */
 const LedgerQuery = z.strictObject({ accountId: z.string().optional() });
 
 function parse<S extends z.ZodType>(schema: S, value: unknown): z.output<S> {
@@ -76,8 +77,9 @@ export function registerControlRoutes(app: FastifyInstance, control: SandboxCont
     const { accountId } = parse(LedgerQuery, req.query);
     return ok({ entries: control.ledger(accountId) });
   });
-  app.get(`${base}/invariants`, async () => {
-    const violations = control.invariantViolations();
+  app.get(`${base}/invariants`, async (req) => {
+    const { accountId } = parse(LedgerQuery, req.query);
+    const violations = control.invariantViolations(accountId);
     return ok({ ok: violations.length === 0, violations });
   });
   app.get(`${base}/requests`, async (req) => {

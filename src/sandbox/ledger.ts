@@ -72,29 +72,42 @@ export class Ledger {
       : this.#entries.filter((e) => e.accountId === accountId);
   }
 
-  /** The three invariants: no negative balance, balances equal their entries, one effect per key. */
-  violations(): string[] {
+  /**
+   * The three invariants: no negative balance, balances equal their entries, and at most one
+   * effect per idempotency key while the key is kept (`keyTtlMs`; a key may be reused after).
+   */
+  violations(keyTtlMs: number, accountId?: string): string[] {
     const out: string[] = [];
     const sums = new Map<string, number>();
-    const effects = new Map<string, Set<string>>();
-    for (const e of this.#entries) {
+    const owners = new Map<string, string>();
+    // key -> effect -> when the effect began
+    const effects = new Map<string, Map<string, number>>();
+    for (const e of this.entries(accountId)) {
+      owners.set(e.balance, e.accountId);
       sums.set(e.balance, (sums.get(e.balance) ?? 0) + e.delta);
       if (e.idempotencyKey !== null && e.effectId !== null) {
         const k = `${e.accountId} ${e.idempotencyKey}`;
-        const set = effects.get(k) ?? new Set<string>();
-        set.add(e.effectId);
-        effects.set(k, set);
+        const byEffect = effects.get(k) ?? new Map<string, number>();
+        if (!byEffect.has(e.effectId)) byEffect.set(e.effectId, Date.parse(e.at));
+        effects.set(k, byEffect);
       }
     }
     for (const [name, value] of this.#balances) {
+      if (accountId !== undefined && owners.get(name) !== accountId) continue;
       if (value < 0) out.push(`balance ${name} is negative (${value})`);
       if ((sums.get(name) ?? 0) !== value) {
         out.push(`balance ${name} is ${value} but its entries sum to ${sums.get(name) ?? 0}`);
       }
     }
-    for (const [k, set] of effects) {
-      if (set.size > 1)
-        out.push(`idempotency key ${k} has ${set.size} effects: ${[...set].join(", ")}`);
+    for (const [k, byEffect] of effects) {
+      const starts = [...byEffect].sort((a, b) => a[1] - b[1]);
+      for (let i = 1; i < starts.length; i += 1) {
+        const [prevId, prevAt] = starts[i - 1] as [string, number];
+        const [id, at] = starts[i] as [string, number];
+        if (at - prevAt < keyTtlMs) {
+          out.push(`idempotency key ${k} has two effects within its retention: ${prevId}, ${id}`);
+        }
+      }
     }
     return out;
   }

@@ -33,12 +33,14 @@ export class SandboxControl {
   readonly log: RequestLog;
   readonly #faults = new Map<string, AccountFaults>();
   readonly #seed: number;
+  readonly #idempotencyTtlMs: number;
 
   constructor(options: SandboxRuntimeOptions) {
     this.state = new SandboxState(options.settleDelayMs);
     this.idempotency = new IdempotencyStore(options.idempotencyTtlMs, this.state.clock);
     this.log = new RequestLog(options.requestLogSize);
     this.#seed = options.seed;
+    this.#idempotencyTtlMs = options.idempotencyTtlMs;
   }
 
   createAccount(seed: SandboxAccountSeed = {}): { accountId: string; apiKey: string } {
@@ -80,9 +82,9 @@ export class SandboxControl {
   }
 
   /** Empty when all hold: no negative balance, balances equal entries, one effect per key. */
-  invariantViolations(): string[] {
+  invariantViolations(accountId?: string): string[] {
     this.state.settleDue();
-    return this.state.ledger.violations();
+    return this.state.ledger.violations(this.#idempotencyTtlMs, accountId);
   }
 
   requests(filter: { accountId?: string; afterSeq?: number } = {}): LoggedRequest[] {
