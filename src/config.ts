@@ -21,6 +21,38 @@ export interface Config {
   readonly logLevel: LogLevel;
   /** Prefix of every Redis key moneyq writes. */
   readonly redisPrefix: string;
+  readonly pipeline: PipelineConfig;
+  /** Refuse to start when Redis may evict or lose jobs. */
+  readonly requireSafeRedis: boolean;
+  /** Signed result webhooks; undefined when no URL is configured. */
+  readonly webhook: WebhookConfig | undefined;
+}
+
+export interface PipelineConfig {
+  /** Submissions of one job before its outcome is looked up. */
+  readonly maxAttempts: number;
+  /** How long a PENDING outcome is confirmed before it needs reconciliation. */
+  readonly confirmDeadlineMs: number;
+  /** Approximate length the results stream is trimmed to. */
+  readonly resultsMaxLen: number;
+  /** How long results, and finished jobs, are kept. */
+  readonly retentionMs: number;
+  /** Added to the one-second rate window, for the time between reserving a slot and arrival. */
+  readonly rateWindowMarginMs: number;
+  /** A worker's lock on an active job; a dead worker's jobs are recovered after it. */
+  readonly lockDurationMs: number;
+  /** How often workers look for jobs whose worker died. */
+  readonly stalledIntervalMs: number;
+  /** How long shutdown waits for active jobs before handing them back. */
+  readonly shutdownGraceMs: number;
+}
+
+export interface WebhookConfig {
+  readonly url: string;
+  /** Non-enumerable, like API keys. */
+  readonly secret: string;
+  /** Allow loopback, link-local and private addresses (local development only). */
+  readonly allowPrivateAddresses: boolean;
 }
 
 export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
@@ -35,6 +67,14 @@ export const CONFIG_DEFAULTS = Object.freeze({
   MONEYQ_REQUEST_TIMEOUT_MS: 30_000,
   MONEYQ_LOG_LEVEL: "info" as LogLevel,
   MONEYQ_REDIS_PREFIX: "moneyq",
+  MONEYQ_MAX_ATTEMPTS: 8,
+  MONEYQ_CONFIRM_DEADLINE_MS: 15 * 60_000,
+  MONEYQ_RESULTS_MAXLEN: 100_000,
+  MONEYQ_RETENTION_MS: 7 * 24 * 3_600_000,
+  MONEYQ_RATE_WINDOW_MARGIN_MS: 20,
+  MONEYQ_LOCK_DURATION_MS: 30_000,
+  MONEYQ_STALLED_INTERVAL_MS: 30_000,
+  MONEYQ_SHUTDOWN_GRACE_MS: 10_000,
 });
 
 /** Alias of the account configured by PAYMENTS_API_KEY. */
@@ -52,6 +92,18 @@ export const KNOWN_VARIABLES = [
   "MONEYQ_REQUEST_TIMEOUT_MS",
   "MONEYQ_LOG_LEVEL",
   "MONEYQ_REDIS_PREFIX",
+  "MONEYQ_MAX_ATTEMPTS",
+  "MONEYQ_CONFIRM_DEADLINE_MS",
+  "MONEYQ_RESULTS_MAXLEN",
+  "MONEYQ_RETENTION_MS",
+  "MONEYQ_RATE_WINDOW_MARGIN_MS",
+  "MONEYQ_LOCK_DURATION_MS",
+  "MONEYQ_STALLED_INTERVAL_MS",
+  "MONEYQ_SHUTDOWN_GRACE_MS",
+  "MONEYQ_REQUIRE_SAFE_REDIS",
+  "MONEYQ_WEBHOOK_URL",
+  "MONEYQ_WEBHOOK_SECRET",
+  "MONEYQ_WEBHOOK_ALLOW_PRIVATE",
 ] as const;
 
 export interface ConfigIssue {
@@ -78,6 +130,10 @@ function matching(pattern: RegExp, message: string) {
 const API_KEY_RULE = "must be 8 to 512 characters without spaces";
 const apiKey = matching(/^\S{8,512}$/, API_KEY_RULE);
 const positiveInt = matching(/^[1-9]\d*$/, "must be a positive whole number");
+const wholeNumber = matching(/^\d+$/, "must be a whole number");
+const flag = z.string().refine((v) => ["0", "1", "true", "false"].includes(v), {
+  message: "must be 1, 0, true or false",
+});
 const alias = matching(
   /^[a-z][a-z0-9_-]{0,31}$/,
   "must be 1 to 32 lowercase letters, digits, '-' or '_', starting with a letter",
@@ -88,7 +144,7 @@ const AccountEntry = z
     alias,
     apiKey: apiKey.optional(),
     apiKeyEnv: matching(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be a variable name").optional(),
-    ratePerSecond: z.number().gt(0).max(100_000).optional(),
+    ratePerSecond: z.int().min(1).max(100_000).optional(),
     concurrency: z.int().min(1).max(1_000).optional(),
   })
   .refine((a) => (a.apiKey === undefined) !== (a.apiKeyEnv === undefined), {
@@ -174,6 +230,41 @@ export function loadConfig(env: Env = process.env): Config {
     CONFIG_DEFAULTS.MONEYQ_REDIS_PREFIX,
   );
 
+  const int = (name: keyof typeof CONFIG_DEFAULTS, schema = positiveInt) =>
+    Number(check(name, schema, String(CONFIG_DEFAULTS[name])));
+  const pipeline: PipelineConfig = Object.freeze({
+    maxAttempts: int("MONEYQ_MAX_ATTEMPTS"),
+    confirmDeadlineMs: int("MONEYQ_CONFIRM_DEADLINE_MS"),
+    resultsMaxLen: int("MONEYQ_RESULTS_MAXLEN"),
+    retentionMs: int("MONEYQ_RETENTION_MS"),
+    rateWindowMarginMs: int("MONEYQ_RATE_WINDOW_MARGIN_MS", wholeNumber),
+    lockDurationMs: int("MONEYQ_LOCK_DURATION_MS"),
+    stalledIntervalMs: int("MONEYQ_STALLED_INTERVAL_MS"),
+    shutdownGraceMs: int("MONEYQ_SHUTDOWN_GRACE_MS", wholeNumber),
+  });
+  const isOn = (name: string) => ["1", "true"].includes(check(name, flag, "0"));
+  const requireSafeRedis = isOn("MONEYQ_REQUIRE_SAFE_REDIS");
+  const webhookUrl = check(
+    "MONEYQ_WEBHOOK_URL",
+    matching(/^https?:\/\/\S+$/, "must be an http(s) URL"),
+    undefined,
+  );
+  const webhookSecret = check(
+    "MONEYQ_WEBHOOK_SECRET",
+    matching(/^\S{16,512}$/, "must be 16 to 512 characters without spaces"),
+    undefined,
+  );
+  if ((webhookUrl === undefined) !== (webhookSecret === undefined)) {
+    issues.push({
+      variable: webhookUrl === undefined ? "MONEYQ_WEBHOOK_URL" : "MONEYQ_WEBHOOK_SECRET",
+      rule: "MONEYQ_WEBHOOK_URL and MONEYQ_WEBHOOK_SECRET go together",
+    });
+  }
+  const webhook =
+    webhookUrl !== undefined && webhookSecret !== undefined
+      ? webhookConfig(webhookUrl, webhookSecret, isOn("MONEYQ_WEBHOOK_ALLOW_PRIVATE"))
+      : undefined;
+
   const accounts: AccountConfig[] = [];
   if (defaultKey !== undefined) {
     accounts.push(account(DEFAULT_ACCOUNT_ALIAS, defaultKey, rate, concurrency));
@@ -209,7 +300,16 @@ export function loadConfig(env: Env = process.env): Config {
     http: Object.freeze({ connectTimeoutMs, requestTimeoutMs }),
     logLevel,
     redisPrefix,
+    pipeline,
+    requireSafeRedis,
+    webhook,
   });
+}
+
+function webhookConfig(url: string, secret: string, allowPrivateAddresses: boolean): WebhookConfig {
+  const entry = { url, allowPrivateAddresses } as WebhookConfig;
+  Object.defineProperty(entry, "secret", { value: secret, enumerable: false });
+  return Object.freeze(entry);
 }
 
 /** An account whose key is hidden from enumeration, so it cannot leak through a log line. */

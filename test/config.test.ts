@@ -160,7 +160,7 @@ describe("loadConfig", () => {
         MONEYQ_ACCOUNTS: '[{"alias":"a","apiKey":"sk_live_12345678","ratePerSecond":0}]',
       },
       "MONEYQ_ACCOUNTS[0].ratePerSecond",
-      "greater than 0",
+      "at least 1",
     ],
     [
       "an alias configured twice",

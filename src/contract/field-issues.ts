@@ -59,6 +59,10 @@ function ruleOf(issue: z.core.$ZodIssue, value: unknown): string {
     case "not_multiple_of":
       return `must be a multiple of ${issue.divisor}`;
     case "invalid_union":
+      // A discriminated union names the values its discriminator accepts.
+      if ("options" in issue && issue.options && issue.options.length > 0) {
+        return `must be one of ${issue.options.map((v) => JSON.stringify(v)).join(", ")}`;
+      }
       return "does not match any allowed form";
     default:
       return issue.message;

@@ -1,0 +1,86 @@
+import { z } from "zod";
+import {
+  CreateOrderBody,
+  CreateVirtualAccountBody,
+  CreateWalletBody,
+  FundWalletBody,
+  OfferParams,
+  PaymentLinkTokenQuery,
+  SubAccountParams,
+  WithdrawStableBody,
+  WithdrawToBankBody,
+  WithdrawToMobileMoneyBody,
+} from "../contract/index.js";
+import type { OperationId } from "../contract/operations.js";
+
+/** How the outcome of a PENDING answer is looked up. */
+export type LookupKind = "transaction" | "stable-transaction" | "order" | "none";
+
+export interface JobKindSpec {
+  /** The contract operation a job of this kind submits. */
+  readonly operation: OperationId;
+  /** Whether the operation takes an idempotency key, so that retrying it is safe. */
+  readonly idempotent: boolean;
+  readonly lookup: LookupKind;
+  /** The operation's request, exactly as the contract types it. */
+  readonly request: z.ZodType;
+}
+
+/** Every job kind moneyq processes: the one table producers and processors read. */
+export const JOB_KINDS = {
+  "payout.bank": {
+    operation: "withdrawToBank",
+    idempotent: true,
+    lookup: "transaction",
+    request: z.strictObject({ body: WithdrawToBankBody }),
+  },
+  "payout.momo": {
+    operation: "withdrawToMobileMoney",
+    idempotent: true,
+    lookup: "transaction",
+    request: z.strictObject({ body: WithdrawToMobileMoneyBody }),
+  },
+  "payout.stable": {
+    operation: "withdrawStable",
+    idempotent: true,
+    lookup: "stable-transaction",
+    request: z.strictObject({ params: SubAccountParams, body: WithdrawStableBody }),
+  },
+  "funding.wallet": {
+    operation: "fundWallet",
+    idempotent: true,
+    lookup: "transaction",
+    request: z.strictObject({ body: FundWalletBody }),
+  },
+  "exchange.order": {
+    operation: "createOrder",
+    idempotent: true,
+    lookup: "order",
+    request: z.strictObject({ params: OfferParams, body: CreateOrderBody }),
+  },
+  "exchange.payment-link-order": {
+    operation: "createPaymentLinkOrder",
+    idempotent: true,
+    lookup: "order",
+    request: z.strictObject({
+      params: OfferParams,
+      query: PaymentLinkTokenQuery,
+      body: CreateOrderBody,
+    }),
+  },
+  "wallet.create": {
+    operation: "createWallet",
+    idempotent: false,
+    lookup: "none",
+    request: z.strictObject({ body: CreateWalletBody }),
+  },
+  "collection.virtual-account": {
+    operation: "createVirtualAccount",
+    idempotent: false,
+    lookup: "none",
+    request: z.strictObject({ body: CreateVirtualAccountBody }),
+  },
+} as const satisfies Record<string, JobKindSpec>;
+
+export type JobKind = keyof typeof JOB_KINDS;
+export const JOB_KIND_NAMES = Object.keys(JOB_KINDS) as JobKind[];

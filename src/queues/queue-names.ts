@@ -1,0 +1,4 @@
+/** One queue per upstream account: the provider's rate limit and key are per account (docs/pipeline.md). */
+export function accountQueueName(alias: string): string {
+  return `payments-${alias}`;
+}

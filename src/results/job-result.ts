@@ -1,0 +1,30 @@
+import { z } from "zod";
+
+export const RESULT_KINDS = ["succeeded", "failed", "rejected", "needs_reconciliation"] as const;
+export type ResultKind = (typeof RESULT_KINDS)[number];
+
+/** The one terminal result of a job, as consumers of the stream and webhooks receive it. */
+export const JobResult = z.object({
+  jobId: z.string(),
+  /** A job kind; on a rejected job, whatever kind it claimed. */
+  kind: z.string(),
+  account: z.string(),
+  idempotencyKey: z.string(),
+  batchId: z.string().optional(),
+  row: z.int().optional(),
+  reference: z.string().optional(),
+  result: z.enum(RESULT_KINDS),
+  /** Stable code on failed, rejected and needs_reconciliation (for example `insufficient_funds`). */
+  code: z.string().optional(),
+  /** Upstream message, or the validation issues, when not succeeded. */
+  message: z.string().optional(),
+  /** Transaction or order id at the provider. */
+  upstreamId: z.string().optional(),
+  /** Final upstream status (SUCCESSFUL, FAILED, COMPLETED, ...). */
+  upstreamStatus: z.string().optional(),
+  attempts: z.int(),
+  enqueuedAt: z.string(),
+  finishedAt: z.string(),
+  durationMs: z.int(),
+});
+export type JobResult = z.infer<typeof JobResult>;

@@ -1,0 +1,118 @@
+import type { Redis } from "ioredis";
+import { Registry } from "prom-client";
+import { afterAll, beforeAll } from "vitest";
+import { type Config, loadConfig } from "../../src/config.js";
+import { createLogger } from "../../src/logger.js";
+import { type RunningWorkers, startWorkers } from "../../src/processors/start-workers.js";
+import { Producer } from "../../src/queues/producer.js";
+import { JobResult } from "../../src/results/job-result.js";
+import { useTestRedis } from "./redis.js";
+import { type TestSandbox, useSandbox } from "./sandbox.js";
+
+export interface PipelineHarness {
+  readonly sb: TestSandbox;
+  readonly redis: ReturnType<typeof useTestRedis>;
+  config(): Config;
+  connection(): Redis;
+  producer(): Producer;
+  workers(): RunningWorkers;
+  /** Starts (another set of) workers in this process. */
+  startMoreWorkers(): Promise<RunningWorkers>;
+  /** Results on the stream so far. */
+  results(): Promise<JobResult[]>;
+  /** Waits (polling, bounded) until `count` results are on the stream. */
+  waitForResults(count: number, timeoutMs?: number): Promise<JobResult[]>;
+  /** Environment of the config, for child processes. */
+  env(): Record<string, string>;
+}
+
+/**
+ * A sandbox, real Redis under a private prefix, config through loadConfig, a producer and
+ * workers, for one test file. `env` adds variables (for example MONEYQ_MAX_ATTEMPTS).
+ */
+export function usePipeline(
+  env: Record<string, string> = {},
+  options: { settleDelayMs?: number; startWorkers?: boolean } = {},
+): PipelineHarness {
+  const sb = useSandbox({ settleDelayMs: options.settleDelayMs ?? 50 });
+  const redis = useTestRedis("pipe");
+  let config: Config | undefined;
+  let connection: Redis | undefined;
+  let producer: Producer | undefined;
+  let workers: RunningWorkers | undefined;
+  const extra: RunningWorkers[] = [];
+  let fullEnv: Record<string, string> = {};
+
+  const start = async () => {
+    const c = config as Config;
+    const w = await startWorkers({
+      config: c,
+      connection: connection as Redis,
+      logger: createLogger(c.logLevel),
+      registry: new Registry(),
+    });
+    return w;
+  };
+
+  beforeAll(async () => {
+    fullEnv = {
+      REDIS_URL: redis.url,
+      PAYMENTS_API_URL: sb.sandbox.baseUrl,
+      PAYMENTS_API_KEY: sb.sandbox.apiKey,
+      MONEYQ_REDIS_PREFIX: redis.prefix,
+      MONEYQ_LOG_LEVEL: "silent",
+      MONEYQ_RATE_LIMIT_PER_SECOND: "10000",
+      MONEYQ_CONCURRENCY: "32",
+      ...env,
+    };
+    config = loadConfig(fullEnv);
+    connection = redis.connect();
+    producer = new Producer({
+      connection,
+      prefix: config.redisPrefix,
+      accounts: config.accounts.map((a) => a.alias),
+      maxAttempts: config.pipeline.maxAttempts,
+      retentionMs: config.pipeline.retentionMs,
+    });
+    if (options.startWorkers !== false) workers = await start();
+  });
+  afterAll(async () => {
+    await Promise.allSettled([workers?.close(), ...extra.map((w) => w.close()), producer?.close()]);
+  });
+
+  const results = async () => {
+    const c = config as Config;
+    const entries = await (connection as Redis).xrange(`${c.redisPrefix}:results`, "-", "+");
+    return entries.map(([, fields]) => JobResult.parse(JSON.parse(fields[1] as string)));
+  };
+
+  return {
+    sb,
+    redis,
+    config: () => config as Config,
+    connection: () => connection as Redis,
+    producer: () => producer as Producer,
+    workers: () => {
+      if (!workers) throw new Error("workers not started");
+      return workers;
+    },
+    async startMoreWorkers() {
+      const w = await start();
+      extra.push(w);
+      if (!workers) workers = w;
+      return w;
+    },
+    results,
+    async waitForResults(count, timeoutMs = 20_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const found = await results();
+        if (found.length >= count) return found;
+        if (Date.now() > deadline)
+          throw new Error(`waited ${timeoutMs} ms for ${count} results, have ${found.length}`);
+        await new Promise((r) => setTimeout(r, 25));
+      }
+    },
+    env: () => fullEnv,
+  };
+}
