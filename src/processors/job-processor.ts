@@ -60,6 +60,11 @@ function deadLetter(result: JobResult): UnrecoverableError {
   );
 }
 
+const errorCodeOf = (error: unknown): string =>
+  typeof (error as { code?: unknown }).code === "string"
+    ? (error as { code: string }).code
+    : "unexpected";
+
 const statusClass = (error: unknown): string => {
   const status = (error as { status?: number }).status;
   return status === undefined ? "error" : `${Math.floor(status / 100)}xx`;
@@ -285,8 +290,15 @@ export function createJobProcessor(deps: ProcessorDeps, worker: () => Worker) {
         });
       case "confirm": {
         const lookups = state.phase === "confirm" ? (state.lookups ?? 0) + 1 : 0;
+        const lookupError = outcome.type === "error" ? errorCodeOf(outcome.error) : undefined;
         logger.info(
-          { ...log, outcome: "pending", upstreamId: upstream.upstreamId, lookups },
+          {
+            ...log,
+            outcome: "pending",
+            upstreamId: upstream.upstreamId,
+            lookups,
+            ...(lookupError && { lookupError }),
+          },
           "job pending, confirming later",
         );
         return moveLater(

@@ -77,6 +77,12 @@ export class Producer {
     return out;
   }
 
+  /** The job id `input` gets when enqueued (validates it first). */
+  jobIdOf(input: JobInput): string {
+    const envelope = this.envelopeOf(input);
+    return jobIdFor(envelope.account, envelope.idempotencyKey);
+  }
+
   /** The validated envelope of `input`, with its key; throws EnqueueValidationError. */
   envelopeOf(input: JobInput, index?: number): JobEnvelope {
     const issues: FieldIssue[] = [];

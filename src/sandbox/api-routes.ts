@@ -243,7 +243,8 @@ async function handle(
     throw error;
   }
   if (key !== null) control.idempotency.complete(account.accountId, key, { status: 200, body });
-  if (faults?.dropAfterCommit()) {
+  // Only a request with an effect can commit; a lookup has nothing to drop after.
+  if (op.method === "POST" && faults?.dropAfterCommit()) {
     reply.hijack();
     request.raw.socket.destroy();
     return;

@@ -6,6 +6,7 @@ import { createLogger } from "../../src/logger.js";
 import { type RunningWorkers, startWorkers } from "../../src/processors/start-workers.js";
 import { Producer } from "../../src/queues/producer.js";
 import { JobResult } from "../../src/results/job-result.js";
+import type { SandboxAccountSeed } from "../../src/sandbox/index.js";
 import { useTestRedis } from "./redis.js";
 import { type TestSandbox, useSandbox } from "./sandbox.js";
 
@@ -24,6 +25,8 @@ export interface PipelineHarness {
   waitForResults(count: number, timeoutMs?: number): Promise<JobResult[]>;
   /** Environment of the config, for child processes. */
   env(): Record<string, string>;
+  /** Waits (polling, bounded) for a terminal result of one job, the `skip + 1`-th if it had earlier ones. */
+  resultOf(jobId: string, timeoutMs?: number, skip?: number): Promise<JobResult>;
 }
 
 /**
@@ -32,9 +35,16 @@ export interface PipelineHarness {
  */
 export function usePipeline(
   env: Record<string, string> = {},
-  options: { settleDelayMs?: number; startWorkers?: boolean } = {},
+  options: {
+    settleDelayMs?: number;
+    startWorkers?: boolean;
+    sandboxAccounts?: SandboxAccountSeed[];
+  } = {},
 ): PipelineHarness {
-  const sb = useSandbox({ settleDelayMs: options.settleDelayMs ?? 50 });
+  const sb = useSandbox({
+    settleDelayMs: options.settleDelayMs ?? 50,
+    ...(options.sandboxAccounts && { accounts: options.sandboxAccounts }),
+  });
   const redis = useTestRedis("pipe");
   let config: Config | undefined;
   let connection: Redis | undefined;
@@ -114,5 +124,15 @@ export function usePipeline(
       }
     },
     env: () => fullEnv,
+    async resultOf(jobId, timeoutMs = 20_000, skip = 0) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const found = (await results()).filter((r) => r.jobId === jobId)[skip];
+        if (found) return found;
+        if (Date.now() > deadline)
+          throw new Error(`waited ${timeoutMs} ms for the result of ${jobId}`);
+        await new Promise((r) => setTimeout(r, 25));
+      }
+    },
   };
 }

@@ -1,0 +1,220 @@
+import { describe, expect, it } from "vitest";
+import {
+  PaymentsAuthenticationError,
+  PaymentsConnectionError,
+  PaymentsIdempotencyInFlightError,
+  PaymentsIdempotencyKeyReusedError,
+  PaymentsInsufficientFundsError,
+  PaymentsNotFoundError,
+  PaymentsRateLimitError,
+  PaymentsResponseError,
+  PaymentsServerError,
+  PaymentsTimeoutError,
+  PaymentsValidationError,
+} from "../../src/client/errors.js";
+import {
+  type Action,
+  type ClassifyContext,
+  classify,
+  type Outcome,
+} from "../../src/processors/classify.js";
+
+const base = { operation: "withdrawToBank", message: "withdrawToBank: m" };
+const reached = { ...base, mayHaveReachedServer: true };
+const notSent = { ...base, mayHaveReachedServer: false };
+const err = (error: unknown): Outcome => ({ type: "error", error });
+const submit: ClassifyContext = { phase: "submit", idempotent: true, lastAttempt: false };
+const last: ClassifyContext = { ...submit, lastAttempt: true };
+const confirm: ClassifyContext = { ...submit, phase: "confirm" };
+const reconcile: ClassifyContext = { ...submit, phase: "reconcile" };
+const nonIdem: ClassifyContext = { ...submit, idempotent: false };
+
+const table: [string, Outcome, ClassifyContext, Action][] = [
+  ["200, terminal success", { type: "answer", state: "succeeded" }, submit, { type: "succeed" }],
+  [
+    "200, terminal failure",
+    { type: "answer", state: "failed", message: "rejected" },
+    submit,
+    { type: "fail", code: "upstream_failed", message: "rejected" },
+  ],
+  ["200, PENDING", { type: "answer", state: "pending" }, submit, { type: "confirm" }],
+  [
+    "200, still PENDING on lookup",
+    { type: "answer", state: "pending" },
+    confirm,
+    { type: "confirm" },
+  ],
+  [
+    "400 validation",
+    err(new PaymentsValidationError(reached)),
+    submit,
+    { type: "fail", code: "validation_error", message: "withdrawToBank: m" },
+  ],
+  [
+    "400 insufficient funds",
+    err(new PaymentsInsufficientFundsError(reached)),
+    submit,
+    { type: "fail", code: "insufficient_funds", message: "withdrawToBank: m" },
+  ],
+  [
+    "404 on submit",
+    err(new PaymentsNotFoundError(reached)),
+    submit,
+    { type: "fail", code: "not_found", message: "withdrawToBank: m" },
+  ],
+  [
+    "401 or 403",
+    err(new PaymentsAuthenticationError(reached)),
+    submit,
+    { type: "pause_account", message: "withdrawToBank: m" },
+  ],
+  [
+    "401 on lookup",
+    err(new PaymentsAuthenticationError(reached)),
+    confirm,
+    { type: "pause_account", message: "withdrawToBank: m" },
+  ],
+  [
+    "409 same key in flight",
+    err(new PaymentsIdempotencyInFlightError(reached)),
+    submit,
+    { type: "retry", reason: "in_flight" },
+  ],
+  [
+    "same key, another body",
+    err(new PaymentsIdempotencyKeyReusedError(reached)),
+    submit,
+    { type: "fail", code: "idempotency_key_reused", message: "withdrawToBank: m" },
+  ],
+  [
+    "429 with Retry-After",
+    err(new PaymentsRateLimitError({ ...reached, retryAfterMs: 2000 })),
+    submit,
+    { type: "rate_limit", delayMs: 2000 },
+  ],
+  [
+    "429 without Retry-After",
+    err(new PaymentsRateLimitError({ ...reached, retryAfterMs: undefined })),
+    submit,
+    { type: "rate_limit", delayMs: 1000 },
+  ],
+  [
+    "429 on the last attempt is still a pause",
+    err(new PaymentsRateLimitError({ ...reached, retryAfterMs: 500 })),
+    last,
+    { type: "rate_limit", delayMs: 500 },
+  ],
+  ["5xx", err(new PaymentsServerError(reached)), submit, { type: "retry", reason: "server_error" }],
+  ["timeout", err(new PaymentsTimeoutError(reached)), submit, { type: "retry", reason: "timeout" }],
+  [
+    "connection reset after send",
+    err(new PaymentsConnectionError(reached)),
+    submit,
+    { type: "retry", reason: "connection_error" },
+  ],
+  [
+    "not an envelope",
+    err(new PaymentsResponseError(reached)),
+    submit,
+    { type: "retry", reason: "invalid_response" },
+  ],
+  ["a bug", err(new TypeError("x")), submit, { type: "retry", reason: "unexpected" }],
+  [
+    "retries exhausted, 5xx",
+    err(new PaymentsServerError(reached)),
+    last,
+    { type: "reconcile", reason: "server_error" },
+  ],
+  [
+    "retries exhausted, timeout",
+    err(new PaymentsTimeoutError(reached)),
+    last,
+    { type: "reconcile", reason: "timeout" },
+  ],
+  [
+    "retries exhausted, in flight",
+    err(new PaymentsIdempotencyInFlightError(reached)),
+    last,
+    { type: "reconcile", reason: "in_flight" },
+  ],
+  [
+    "lookup still unknown",
+    err(new PaymentsTimeoutError(reached)),
+    reconcile,
+    {
+      type: "needs_reconciliation",
+      code: "outcome_unknown",
+      message: "outcome still unknown after lookup: withdrawToBank: m",
+    },
+  ],
+  [
+    "lookup finds a definite refusal",
+    err(new PaymentsValidationError(reached)),
+    reconcile,
+    { type: "fail", code: "validation_error", message: "withdrawToBank: m" },
+  ],
+  [
+    "confirm lookup: 404 not visible yet",
+    err(new PaymentsNotFoundError(reached)),
+    confirm,
+    { type: "confirm" },
+  ],
+  ["confirm lookup: 5xx", err(new PaymentsServerError(reached)), confirm, { type: "confirm" }],
+  ["confirm lookup: timeout", err(new PaymentsTimeoutError(reached)), confirm, { type: "confirm" }],
+  [
+    "non-idempotent, never sent",
+    err(new PaymentsConnectionError(notSent)),
+    nonIdem,
+    { type: "retry", reason: "connection_error" },
+  ],
+  [
+    "non-idempotent, never sent, last attempt",
+    err(new PaymentsConnectionError(notSent)),
+    { ...nonIdem, lastAttempt: true },
+    {
+      type: "needs_reconciliation",
+      code: "not_sent",
+      message: "never reached the provider after every attempt: withdrawToBank: m",
+    },
+  ],
+  [
+    "non-idempotent, timeout after send",
+    err(new PaymentsTimeoutError(reached)),
+    nonIdem,
+    {
+      type: "needs_reconciliation",
+      code: "outcome_unknown",
+      message:
+        "the request may have reached the provider and cannot be resent safely: withdrawToBank: m",
+    },
+  ],
+  [
+    "non-idempotent, 5xx",
+    err(new PaymentsServerError(reached)),
+    nonIdem,
+    {
+      type: "needs_reconciliation",
+      code: "outcome_unknown",
+      message:
+        "the request may have reached the provider and cannot be resent safely: withdrawToBank: m",
+    },
+  ],
+  [
+    "non-idempotent, 429",
+    err(new PaymentsRateLimitError({ ...reached, retryAfterMs: 100 })),
+    nonIdem,
+    { type: "rate_limit", delayMs: 100 },
+  ],
+  [
+    "non-idempotent, 400",
+    err(new PaymentsValidationError(reached)),
+    nonIdem,
+    { type: "fail", code: "validation_error", message: "withdrawToBank: m" },
+  ],
+];
+
+describe("classify", () => {
+  it.each(table)("%s", (_, outcome, ctx, action) => {
+    expect(classify(outcome, ctx)).toEqual(action);
+  });
+});
