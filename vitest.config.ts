@@ -6,5 +6,8 @@ export default defineConfig({
     globalSetup: ["test/setup/global-setup.ts"],
     testTimeout: 30_000,
     hookTimeout: 30_000,
+    // Pipeline tests measure rates at the sandbox; files competing for the two cores would
+    // distort those measurements, so files run one at a time.
+    fileParallelism: false,
   },
 });

@@ -37,7 +37,7 @@ export interface PipelineConfig {
   readonly resultsMaxLen: number;
   /** How long results, and finished jobs, are kept. */
   readonly retentionMs: number;
-  /** Added to the one-second rate window, for the time between reserving a slot and arrival. */
+  /** Each second of an account's rate is stretched by this much, for jitter between a slot and arrival. */
   readonly rateWindowMarginMs: number;
   /** A worker's lock on an active job; a dead worker's jobs are recovered after it. */
   readonly lockDurationMs: number;

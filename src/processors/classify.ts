@@ -112,6 +112,9 @@ export function classify(outcome: Outcome, ctx: ClassifyContext): Action {
     };
   }
   if (ctx.phase === "reconcile") {
+    // The provider still holds the first request: its outcome is coming, so look again later.
+    if (error instanceof PaymentsIdempotencyInFlightError)
+      return { type: "reconcile", reason: "in_flight" };
     return {
       type: "needs_reconciliation",
       code: "outcome_unknown",

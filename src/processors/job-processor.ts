@@ -10,7 +10,7 @@ import { JOB_KINDS } from "../queues/job-kinds.js";
 import type { JobResult, ResultKind } from "../results/job-result.js";
 import type { ResultsStore } from "../results/results-store.js";
 import { type Action, classify, type Outcome, type Phase } from "./classify.js";
-import type { RateGate } from "./rate-gate.js";
+import { COLD_REQUESTS, type RateGate } from "./rate-gate.js";
 import { lookUp, readAnswer, submit } from "./upstream-call.js";
 
 /** What moneyq keeps in a job beside the envelope, so a later run knows where the job stands. */
@@ -49,6 +49,9 @@ export const CONFIRM_MAX_DELAY_MS = 30_000;
 /** A lookup after retries ran out waits this long, so the provider can finish what it started. */
 export const RECONCILE_DELAY_MS = 1_000;
 
+/** Slots a request may take before a late-running worker hands its job back. */
+const SLOT_TRIES = 3;
+
 export function confirmDelayMs(lookups: number): number {
   return Math.min(CONFIRM_MAX_DELAY_MS, CONFIRM_FIRST_DELAY_MS * 2 ** lookups);
 }
@@ -73,6 +76,7 @@ const statusClass = (error: unknown): string => {
 /** The BullMQ processor of an account queue. `worker()` is the worker it runs in. */
 export function createJobProcessor(deps: ProcessorDeps, worker: () => Worker) {
   const { metrics, logger } = deps;
+  let coldLeft = COLD_REQUESTS;
 
   async function finish(
     job: Job<JobData>,
@@ -148,6 +152,25 @@ export function createJobProcessor(deps: ProcessorDeps, worker: () => Worker) {
     throw new DelayedError();
   }
 
+  /**
+   * Waits for this request's slot of the account's rate. A worker that wakes up later than half
+   * the margin after its slot gives the slot up and takes a new one: sending late could crowd
+   * the second that follows. An unused slot costs capacity, never safety.
+   */
+  async function takeSlot(account: string, perSecond: number): Promise<void> {
+    const tolerance = deps.pipeline.rateWindowMarginMs / 2;
+    for (let tries = 0; tries < SLOT_TRIES; tries += 1) {
+      const slot = await deps.gate.reserve(account, perSecond, coldLeft > 0 ? 2 : 1);
+      if (!slot.reserved) return pauseFor(account, slot.retryInMs, "local");
+      if (coldLeft > 0) coldLeft -= 1;
+      const due = performance.now() + slot.delayMs;
+      if (slot.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, slot.delayMs));
+      if (performance.now() - due <= tolerance) return;
+    }
+    // Late every time: this process is overloaded; hand the job back instead of crowding the rate.
+    throw new RateLimitError();
+  }
+
   async function pauseFor(
     account: string,
     delayMs: number,
@@ -203,6 +226,16 @@ export function createJobProcessor(deps: ProcessorDeps, worker: () => Worker) {
     };
 
     if (
+      state.phase === "reconcile" &&
+      Date.now() - (state.pendingSince ?? Date.now()) > deps.pipeline.confirmDeadlineMs
+    ) {
+      return finish(job, envelope, {
+        result: "needs_reconciliation",
+        code: "outcome_unknown",
+        message: `the provider still held the first request after ${deps.pipeline.confirmDeadlineMs} ms`,
+      });
+    }
+    if (
       state.phase === "confirm" &&
       Date.now() - (state.pendingSince ?? Date.now()) > deps.pipeline.confirmDeadlineMs
     ) {
@@ -222,8 +255,7 @@ export function createJobProcessor(deps: ProcessorDeps, worker: () => Worker) {
       });
     }
 
-    const wait = await deps.gate.acquire(envelope.account, account.ratePerSecond);
-    if (wait > 0) return pauseFor(envelope.account, wait, "local");
+    await takeSlot(envelope.account, account.ratePerSecond);
 
     const firstStartedAt = state.firstStartedAt ?? job.processedOn ?? Date.now();
     if (!spec.idempotent)
@@ -319,7 +351,16 @@ export function createJobProcessor(deps: ProcessorDeps, worker: () => Worker) {
           { ...log, outcome: "reconcile", reason: action.reason },
           "retries exhausted with the outcome unknown; looking it up",
         );
-        return moveLater(job, token, { phase: "reconcile", firstStartedAt }, RECONCILE_DELAY_MS);
+        return moveLater(
+          job,
+          token,
+          {
+            phase: "reconcile",
+            pendingSince: state.phase === "reconcile" ? state.pendingSince : Date.now(),
+            firstStartedAt,
+          },
+          RECONCILE_DELAY_MS,
+        );
       case "rate_limit":
         logger.warn(
           { ...log, outcome: "rate_limited", delayMs: action.delayMs },

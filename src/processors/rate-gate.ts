@@ -1,46 +1,71 @@
-import { randomUUID } from "node:crypto";
 import type { Redis } from "ioredis";
 
 /**
- * A sliding-window log per account in Redis: at most `limit` requests in any window, across
- * every process. Redis's clock is the one clock, so workers on other machines agree.
- * Returns 0 when a slot was taken, otherwise how many milliseconds until one frees.
+ * Spaces one account's requests evenly across every process: each request reserves the next
+ * slot, `interval` ms after the previous one (GCRA's theoretical arrival time, kept in Redis,
+ * on Redis's clock). Even spacing, unlike a burst of a whole second's quota at once, keeps
+ * requests from queueing on the way, so they arrive as spaced as they were reserved.
+ * Returns [1, delay] for a slot `delay` ms from now, or [0, wait] when the next free slot is
+ * further than `maxAhead` ms away (try again in `wait` ms).
  */
-const ACQUIRE_SCRIPT = `
+const RESERVE_SCRIPT = `
 local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local window = tonumber(ARGV[2])
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
-if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[1]) then
-  redis.call('ZADD', KEYS[1], now, ARGV[3])
-  redis.call('PEXPIRE', KEYS[1], window)
-  return 0
+local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
+local interval = tonumber(ARGV[1])
+local maxAhead = tonumber(ARGV[2])
+local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
+local start = math.max(tat, now)
+local delay = start - now
+if delay > maxAhead then
+  return {0, tostring(delay - maxAhead)}
 end
-local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
-return math.max(1, tonumber(oldest[2]) + window - now)`;
+redis.call('SET', KEYS[1], tostring(start + interval), 'PX', math.ceil(delay + interval) + 1000)
+return {1, tostring(delay)}`;
+
+export type Reservation =
+  | { readonly reserved: true; readonly delayMs: number }
+  | { readonly reserved: false; readonly retryInMs: number };
+
+/**
+ * A process's first requests leave late (new connections, code not yet optimised), which would
+ * crowd the second that starts with them; so they reserve two slots each.
+ */
+export const COLD_REQUESTS = 3;
+
+/** Slots are reserved at most this far ahead; beyond it the account's queue pauses instead. */
+export const MAX_RESERVE_AHEAD_MS = 1_000;
 
 export class RateGate {
   readonly #redis: Redis;
   readonly #prefix: string;
-  readonly #windowMs: number;
+  readonly #marginMs: number;
 
-  /** `marginMs` widens the one-second window to cover the time between taking a slot and arrival. */
+  /**
+   * `marginMs` stretches each second by that much, to absorb the jitter between a slot and the
+   * request's arrival: R requests take 1000 + margin ms, so no sliding second holds more than R.
+   */
   constructor(redis: Redis, prefix: string, marginMs: number) {
     this.#redis = redis;
     this.#prefix = prefix;
-    this.#windowMs = 1000 + marginMs;
+    this.#marginMs = marginMs;
   }
 
-  /** Takes a slot for one request of `account`, or says how long to wait. */
-  async acquire(account: string, perSecond: number): Promise<number> {
-    const wait = await this.#redis.eval(
-      ACQUIRE_SCRIPT,
+  /**
+   * Reserves the next slot for one request of `account`, limited to `perSecond`. A `weight` of 2
+   * also keeps the following slot free: for a request that may leave late (see COLD_REQUESTS).
+   */
+  async reserve(account: string, perSecond: number, weight = 1): Promise<Reservation> {
+    const interval = ((1000 + this.#marginMs) / perSecond) * weight;
+    const [reserved, ms] = (await this.#redis.eval(
+      RESERVE_SCRIPT,
       1,
       `${this.#prefix}:rate:${account}`,
-      String(perSecond),
-      String(this.#windowMs),
-      randomUUID(),
-    );
-    return Number(wait);
+      String(interval),
+      String(MAX_RESERVE_AHEAD_MS),
+    )) as [number, string];
+    const value = Math.max(0, Math.ceil(Number(ms)));
+    return reserved === 1
+      ? { reserved: true, delayMs: value }
+      : { reserved: false, retryInMs: Math.max(1, value) };
   }
 }

@@ -34,3 +34,35 @@ export function runCli(
   });
   return new Promise((resolve) => child.on("close", (code) => resolve({ code, stdout, stderr })));
 }
+
+/** Starts a worker process (test/helpers/worker-main.ts) and resolves once it is ready. */
+export async function spawnWorker(env: Record<string, string>): Promise<ChildProcess> {
+  const child = spawn(
+    process.execPath,
+    ["--import", "tsx", join(root, "test/helpers/worker-main.ts")],
+    {
+      cwd: root,
+      env: { PATH: process.env.PATH ?? "", ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
+  let err = "";
+  child.stderr?.on("data", (c: Buffer) => {
+    err += c.toString();
+  });
+  await new Promise<void>((resolve, reject) => {
+    let out = "";
+    child.stdout?.on("data", (c: Buffer) => {
+      out += c.toString();
+      if (out.includes("ready\n")) resolve();
+    });
+    child.once("exit", (code) => reject(new Error(`worker exited with ${code}: ${err}`)));
+  });
+  return child;
+}
+
+/** Resolves with the exit code once `child` exits. */
+export function exitOf(child: ChildProcess): Promise<number | null> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode);
+  return new Promise((resolve) => child.once("exit", (code) => resolve(code)));
+}

@@ -90,10 +90,19 @@ export function usePipeline(
     await Promise.allSettled([workers?.close(), ...extra.map((w) => w.close()), producer?.close()]);
   });
 
+  // Read incrementally: re-parsing the whole stream on every poll would load this process
+  // (and the sandbox in it) and distort what the sandbox measures.
+  const seen: JobResult[] = [];
+  let cursor = "-";
   const results = async () => {
     const c = config as Config;
-    const entries = await (connection as Redis).xrange(`${c.redisPrefix}:results`, "-", "+");
-    return entries.map(([, fields]) => JobResult.parse(JSON.parse(fields[1] as string)));
+    const entries = await (connection as Redis).xrange(`${c.redisPrefix}:results`, cursor, "+");
+    for (const [id, fields] of entries) {
+      if (id === cursor) continue;
+      seen.push(JobResult.parse(JSON.parse(fields[1] as string)));
+      cursor = id;
+    }
+    return [...seen];
   };
 
   return {

@@ -160,8 +160,9 @@ describe("each row of the classification table, driven through the sandbox", () 
   });
 
   it("timeout while the first request is in flight: 409, retried later with the same key, one effect", async () => {
-    // Slower than the client's 400 ms timeout, until a retry has met the first request in flight.
-    await p.sb.control("PUT", "/accounts/acct_slow/faults", { body: { latencyMs: 1500 } });
+    // Far slower than the client's 400 ms timeout plus a first backoff (at most 500 ms), so the
+    // retry surely meets the first request still in flight.
+    await p.sb.control("PUT", "/accounts/acct_slow/faults", { body: { latencyMs: 4000 } });
     const job = payout("slow");
     const jobId = p.producer().jobIdOf(job);
     await p.producer().enqueue(job);

@@ -148,6 +148,12 @@ const table: [string, Outcome, ClassifyContext, Action][] = [
     },
   ],
   [
+    "lookup meets the first request still in flight",
+    err(new PaymentsIdempotencyInFlightError(reached)),
+    reconcile,
+    { type: "reconcile", reason: "in_flight" },
+  ],
+  [
     "lookup finds a definite refusal",
     err(new PaymentsValidationError(reached)),
     reconcile,

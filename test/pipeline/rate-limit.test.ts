@@ -1,0 +1,87 @@
+import type { ChildProcess } from "node:child_process";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../../src/config.js";
+import { Producer } from "../../src/queues/producer.js";
+import { payoutBatch } from "../fixtures/batches.js";
+import { exitOf, spawnCli, spawnWorker } from "../helpers/cli.js";
+import { useTestRedis } from "../helpers/redis.js";
+import { call } from "../helpers/sandbox.js";
+
+const RATE = 40;
+const JOBS = 240;
+const KEY = "sk_sandbox_rate_limited_0001";
+const redis = useTestRedis("rate");
+const children: ChildProcess[] = [];
+let sandbox: { baseUrl: string; controlUrl: string };
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  // The sandbox runs in its own process, as a provider would: what it measures is then not
+  // disturbed by this test process.
+  const child = spawnCli(["sandbox", "--port", "0", "--json", "--settle-delay-ms", "20"]);
+  children.push(child);
+  sandbox = JSON.parse(
+    await new Promise<string>((resolve) => {
+      let out = "";
+      child.stdout?.on("data", (c: Buffer) => {
+        out += c.toString();
+        if (out.includes("\n")) resolve(out);
+      });
+    }),
+  );
+  await call(`${sandbox.controlUrl}/accounts`, "POST", {
+    body: { accountId: "acct_limited", apiKey: KEY },
+  });
+  env = {
+    REDIS_URL: redis.url,
+    PAYMENTS_API_URL: sandbox.baseUrl,
+    MONEYQ_REDIS_PREFIX: redis.prefix,
+    MONEYQ_LOG_LEVEL: "warn",
+    MONEYQ_ACCOUNTS: JSON.stringify([
+      { alias: "limited", apiKey: KEY, ratePerSecond: RATE, concurrency: 16 },
+    ]),
+  };
+});
+afterAll(async () => {
+  for (const c of children) {
+    c.kill("SIGTERM");
+    await exitOf(c);
+  }
+});
+
+describe("the per-account rate limit", () => {
+  it("two worker processes on one account never exceed it in any sliding second, and reach 90% of it", async () => {
+    const config = loadConfig(env);
+    children.push(await spawnWorker(env), await spawnWorker(env));
+    const connection = redis.connect();
+    const producer = new Producer({
+      connection,
+      prefix: config.redisPrefix,
+      accounts: ["limited"],
+      maxAttempts: config.pipeline.maxAttempts,
+      retentionMs: config.pipeline.retentionMs,
+    });
+    await producer.enqueueMany(payoutBatch("rate", JOBS, "limited"));
+    const deadline = Date.now() + 60_000;
+    while ((await connection.xlen(`${config.redisPrefix}:results`)) < JOBS) {
+      if (Date.now() > deadline) throw new Error("batch did not finish");
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    await producer.close();
+
+    const log = (
+      await call(`${sandbox.controlUrl}/requests`, "GET", { query: { accountId: "acct_limited" } })
+    ).body.data.requests as { at: number }[];
+    const times = log.map((r) => r.at).sort((a, b) => a - b);
+    let maxInWindow = 0;
+    for (let i = 0, j = 0; i < times.length; i += 1) {
+      while ((times[i] as number) - (times[j] as number) >= 1000) j += 1;
+      maxInWindow = Math.max(maxInWindow, i - j + 1);
+    }
+    // Submissions and lookups both count, as at a provider.
+    expect(times.length).toBeGreaterThanOrEqual(2 * JOBS);
+    expect(maxInWindow).toBeLessThanOrEqual(RATE);
+    const busySeconds = ((times.at(-1) as number) - (times[0] as number)) / 1000;
+    expect((times.length - 1) / busySeconds).toBeGreaterThanOrEqual(0.9 * RATE);
+  }, 120_000);
+});
