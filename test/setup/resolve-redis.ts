@@ -59,7 +59,11 @@ async function startContainer(): Promise<ResolvedRedis | undefined> {
   };
 }
 
-async function startPrivateServer(binary: string): Promise<ResolvedRedis> {
+/** A private redis-server on a free port in a temporary directory; `settings` override the defaults. */
+export async function startPrivateServer(
+  binary: string,
+  settings: readonly string[] = [],
+): Promise<ResolvedRedis> {
   const dir = await mkdtemp(join(tmpdir(), "moneyq-redis-"));
   const port = await freePort();
   const child = spawn(
@@ -75,6 +79,7 @@ async function startPrivateServer(binary: string): Promise<ResolvedRedis> {
       "no",
       "--dir",
       dir,
+      ...settings,
     ],
     { stdio: "ignore" },
   );
