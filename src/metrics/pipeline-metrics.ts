@@ -17,6 +17,7 @@ export interface PipelineMetrics {
   readonly rateLimitPauses: Counter<"account" | "source">;
   readonly rateLimitPauseSeconds: Counter<"account" | "source">;
   readonly accountsPaused: Gauge<"account">;
+  readonly webhookDeliveries: Counter<"outcome">;
 }
 
 export function createPipelineMetrics(registry: Registry): PipelineMetrics {
@@ -77,6 +78,12 @@ export function createPipelineMetrics(registry: Registry): PipelineMetrics {
       name: "moneyq_account_paused",
       help: "1 while an account's queue is paused because the provider refused its key.",
       labelNames: ["account"],
+      registers,
+    }),
+    webhookDeliveries: new Counter({
+      name: "moneyq_webhook_deliveries_total",
+      help: "Webhook delivery attempts: delivered, retry (will try again), failed (gave up) or blocked (address refused).",
+      labelNames: ["outcome"],
       registers,
     }),
   };

@@ -11,6 +11,7 @@ import { AccountPauses } from "../queues/account-pauses.js";
 import { accountQueueName } from "../queues/queue-names.js";
 import type { JobResult } from "../results/job-result.js";
 import { ResultsStore } from "../results/results-store.js";
+import { startWebhooks } from "../results/webhook-delivery.js";
 import { createJobProcessor, type JobData } from "./job-processor.js";
 import { RateGate } from "./rate-gate.js";
 
@@ -92,6 +93,18 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
   for (const paused of await pauses.list())
     metrics.accountsPaused.set({ account: paused.account }, 1);
 
+  // Before any worker runs, so the relay's consumer group exists before the first result.
+  const webhooks = config.webhook
+    ? await startWebhooks({
+        connection,
+        prefix: config.redisPrefix,
+        streamKey: results.streamKey,
+        webhook: config.webhook,
+        retentionMs: config.pipeline.retentionMs,
+        logger,
+        metrics,
+      })
+    : undefined;
   const workers = new Map<string, Worker>();
   for (const account of accountList) {
     let self: Worker | undefined;
@@ -151,6 +164,7 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
         );
         await Promise.allSettled([...workers.values()].map((w) => w.close(true)));
       }
+      await webhooks?.close().catch(() => undefined);
       await Promise.allSettled([...queues.values()].map((q) => q.close()));
       await Promise.allSettled([...clients.values()].map((c) => c.close()));
       if (ownsDispatcher) await dispatcher.close().catch(() => undefined);
