@@ -22,6 +22,10 @@ end
 redis.call('SET', KEYS[1], tostring(start + interval), 'PX', math.ceil(delay + interval) + 1000)
 return {1, tostring(delay)}`;
 
+type ReservingRedis = Redis & {
+  moneyqReserveSlot(key: string, interval: string, maxAhead: string): Promise<[number, string]>;
+};
+
 export type Reservation =
   | { readonly reserved: true; readonly delayMs: number }
   | { readonly reserved: false; readonly retryInMs: number };
@@ -45,6 +49,8 @@ export class RateGate {
    * request's arrival: R requests take 1000 + margin ms, so no sliding second holds more than R.
    */
   constructor(redis: Redis, prefix: string, marginMs: number) {
+    // A defined command runs by SHA: the script's text is not sent with every request.
+    if (!("moneyqReserveSlot" in redis)) redis.defineCommand("moneyqReserveSlot", { numberOfKeys: 1, lua: RESERVE_SCRIPT });
     this.#redis = redis;
     this.#prefix = prefix;
     this.#marginMs = marginMs;

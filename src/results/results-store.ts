@@ -9,6 +9,10 @@ if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
 end
 return 0`;
 
+type EmittingRedis = Redis & {
+  moneyqEmitResult(marker: string, stream: string, result: string, ttlMs: string, maxLen: string): Promise<number>;
+};
+
 export interface ResultsStoreOptions {
   readonly prefix: string;
   /** How long a job's result marker is kept. */
@@ -24,6 +28,8 @@ export class ResultsStore {
   readonly #options: ResultsStoreOptions;
 
   constructor(redis: Redis, options: ResultsStoreOptions) {
+    // A defined command runs by SHA: the script's text is not sent with every result.
+    if (!("moneyqEmitResult" in redis)) redis.defineCommand("moneyqEmitResult", { numberOfKeys: 2, lua: EMIT_SCRIPT });
     this.#redis = redis;
     this.#options = options;
     this.streamKey = `${options.prefix}:results`;
@@ -31,9 +37,7 @@ export class ResultsStore {
 
   /** Records `result` as the job's terminal result; false if the job already had one. */
   async emit(result: JobResult): Promise<boolean> {
-    const added = await this.#redis.eval(
-      EMIT_SCRIPT,
-      2,
+    const added = await (this.#redis as EmittingRedis).moneyqEmitResult(
       this.#markerKey(result.jobId),
       this.streamKey,
       JSON.stringify(result),
