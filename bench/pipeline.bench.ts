@@ -19,9 +19,13 @@ const CONCURRENCY = 64;
 const KEY = "sk_live_bench_key_0001";
 
 async function stub(delayMs: number): Promise<{ child: ChildProcess; baseUrl: string }> {
-  const child = spawn(process.execPath, ["--import", "tsx", join(import.meta.dirname, "stub-upstream.ts"), String(delayMs)], {
-    stdio: ["ignore", "pipe", "inherit"],
-  });
+  const child = spawn(
+    process.execPath,
+    ["--import", "tsx", join(import.meta.dirname, "stub-upstream.ts"), String(delayMs)],
+    {
+      stdio: ["ignore", "pipe", "inherit"],
+    },
+  );
   const line = await new Promise<string>((resolve) => {
     let out = "";
     child.stdout?.on("data", (c: Buffer) => {
@@ -32,14 +36,27 @@ async function stub(delayMs: number): Promise<{ child: ChildProcess; baseUrl: st
   return { child, ...JSON.parse(line) };
 }
 
-const body = { amount: 1, currency: "NGN", bankCode: "044", accountNumber: "0123456789", accountName: "Ada Obi", bankName: "Access Bank" } as const;
+const body = {
+  amount: 1,
+  currency: "NGN",
+  bankCode: "044",
+  accountNumber: "0123456789",
+  accountName: "Ada Obi",
+  bankName: "Access Bank",
+} as const;
 
 /** Bare BullMQ + undici: enqueue, then a worker that POSTs each job's body once. */
 async function baseline(baseUrl: string, jobs: number): Promise<number> {
   const connection = createRedis(REDIS_URL);
   const prefix = `bench-${randomUUID().slice(0, 8)}`;
   const queue = new Queue("bare", { connection, prefix });
-  await queue.addBulk(Array.from({ length: jobs }, (_, i) => ({ name: "payout", data: { body, key: `k${i}` }, opts: { jobId: `j${i}`, removeOnComplete: true } })));
+  await queue.addBulk(
+    Array.from({ length: jobs }, (_, i) => ({
+      name: "payout",
+      data: { body, key: `k${i}` },
+      opts: { jobId: `j${i}`, removeOnComplete: true },
+    })),
+  );
   const url = new URL(baseUrl);
   const pool = new Pool(url.origin, { connections: CONCURRENCY });
   let done = 0;
@@ -54,7 +71,11 @@ async function baseline(baseUrl: string, jobs: number): Promise<number> {
       const res = await pool.request({
         path: `${url.pathname}/transaction/transfer/bank`,
         method: "POST",
-        headers: { "content-type": "application/json", "x-api-key": KEY, idempotencykey: job.data.key },
+        headers: {
+          "content-type": "application/json",
+          "x-api-key": KEY,
+          idempotencykey: job.data.key,
+        },
         body: JSON.stringify(job.data.body),
       });
       await res.body.json();
@@ -74,7 +95,11 @@ async function baseline(baseUrl: string, jobs: number): Promise<number> {
 }
 
 /** moneyq: producer, then workers until every job has its result on the stream. */
-async function moneyq(baseUrl: string, jobs: number, ratePerSecond: number): Promise<{ perSecond: number; busyPerSecond: number }> {
+async function moneyq(
+  baseUrl: string,
+  jobs: number,
+  ratePerSecond: number,
+): Promise<{ perSecond: number; busyPerSecond: number }> {
   const prefix = `bench-${randomUUID().slice(0, 8)}`;
   const config: Config = loadConfig({
     REDIS_URL,
@@ -86,7 +111,13 @@ async function moneyq(baseUrl: string, jobs: number, ratePerSecond: number): Pro
     MONEYQ_RATE_LIMIT_PER_SECOND: String(ratePerSecond),
   });
   const connection = createRedis(REDIS_URL);
-  const producer = new Producer({ connection, prefix, accounts: ["default"], maxAttempts: 8, retentionMs: 60_000 });
+  const producer = new Producer({
+    connection,
+    prefix,
+    accounts: ["default"],
+    maxAttempts: 8,
+    retentionMs: 60_000,
+  });
   const inputs: JobInput[] = Array.from({ length: jobs }, (_, i) => ({
     kind: "payout.bank",
     account: "default",
@@ -96,10 +127,18 @@ async function moneyq(baseUrl: string, jobs: number, ratePerSecond: number): Pro
   }));
   await producer.enqueueMany(inputs);
   const started = performance.now();
-  const workers = await startWorkers({ config, connection, logger: createLogger("silent"), registry: new Registry() });
-  while ((await connection.xlen(`${prefix}:results`)) < jobs) await new Promise((r) => setTimeout(r, 20));
+  const workers = await startWorkers({
+    config,
+    connection,
+    logger: createLogger("silent"),
+    registry: new Registry(),
+  });
+  while ((await connection.xlen(`${prefix}:results`)) < jobs)
+    await new Promise((r) => setTimeout(r, 20));
   const seconds = (performance.now() - started) / 1000;
-  const finishedAt = (await connection.xrange(`${prefix}:results`, "-", "+")).map(([id]) => Number(id.split("-")[0]));
+  const finishedAt = (await connection.xrange(`${prefix}:results`, "-", "+")).map(([id]) =>
+    Number(id.split("-")[0]),
+  );
   const busySeconds = ((finishedAt.at(-1) as number) - (finishedAt[0] as number)) / 1000;
   await workers.close();
   await producer.close();
@@ -138,9 +177,13 @@ const achieved = (await moneyq(limited.baseUrl, 2000, RATE)).busyPerSecond;
 limited.child.kill("SIGTERM");
 
 console.log(`pipeline throughput, concurrency ${CONCURRENCY}, node ${process.version}`);
-console.log("| workload | bare BullMQ + undici, jobs/s: median (range) | moneyq, jobs/s: median (range) | ratio of medians |");
+console.log(
+  "| workload | bare BullMQ + undici, jobs/s: median (range) | moneyq, jobs/s: median (range) | ratio of medians |",
+);
 console.log("|---|---|---|---|");
 for (const row of rows) console.log(row);
 console.log("");
-console.log(`rate limit ${RATE}/s, 2000 jobs against the 0 ms stub: ${achieved.toFixed(1)} jobs/s = ${(achieved / RATE).toFixed(3)} of the limit`);
+console.log(
+  `rate limit ${RATE}/s, 2000 jobs against the 0 ms stub: ${achieved.toFixed(1)} jobs/s = ${(achieved / RATE).toFixed(3)} of the limit`,
+);
 process.exit(0);

@@ -12,7 +12,17 @@ const server = createServer((req, res) => {
     const body = JSON.stringify({
       success: true,
       message: "ok",
-      data: { transactionId: `txn_${n}`, type: "DEBIT", status: "SUCCESSFUL", channel: "bank", amount: 1, fee: 0, currency: "NGN", createdAt: at, updatedAt: at },
+      data: {
+        transactionId: `txn_${n}`,
+        type: "DEBIT",
+        status: "SUCCESSFUL",
+        channel: "bank",
+        amount: 1,
+        fee: 0,
+        currency: "NGN",
+        createdAt: at,
+        updatedAt: at,
+      },
     });
     const send = () => res.writeHead(200, { "content-type": "application/json" }).end(body);
     if (delayMs > 0) setTimeout(send, delayMs);

@@ -165,7 +165,9 @@ export function createJobProcessor(deps: ProcessorDeps, worker: () => Worker) {
       if (coldLeft > 0) coldLeft -= 1;
       const due = performance.now() + slot.delayMs;
       // Under a millisecond early is within the margin; a timer would cost more than it saves.
-      if (slot.delayMs >= 1) await new Promise((resolve) => setTimeout(resolve, slot.delayMs));
+      // Rounded up, so a timer never fires before the slot.
+      if (slot.delayMs >= 1)
+        await new Promise((resolve) => setTimeout(resolve, Math.ceil(slot.delayMs)));
       if (performance.now() - due <= tolerance) return;
     }
     // Late every time: this process is overloaded; hand the job back instead of crowding the rate.

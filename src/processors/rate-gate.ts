@@ -50,7 +50,8 @@ export class RateGate {
    */
   constructor(redis: Redis, prefix: string, marginMs: number) {
     // A defined command runs by SHA: the script's text is not sent with every request.
-    if (!("moneyqReserveSlot" in redis)) redis.defineCommand("moneyqReserveSlot", { numberOfKeys: 1, lua: RESERVE_SCRIPT });
+    if (!("moneyqReserveSlot" in redis))
+      redis.defineCommand("moneyqReserveSlot", { numberOfKeys: 1, lua: RESERVE_SCRIPT });
     this.#redis = redis;
     this.#prefix = prefix;
     this.#marginMs = marginMs;
@@ -62,16 +63,15 @@ export class RateGate {
    */
   async reserve(account: string, perSecond: number, weight = 1): Promise<Reservation> {
     const interval = ((1000 + this.#marginMs) / perSecond) * weight;
-    const [reserved, ms] = (await this.#redis.eval(
-      RESERVE_SCRIPT,
-      1,
+    const [reserved, ms] = await (this.#redis as ReservingRedis).moneyqReserveSlot(
       `${this.#prefix}:rate:${account}`,
       String(interval),
       String(MAX_RESERVE_AHEAD_MS),
-    )) as [number, string];
-    const value = Math.max(0, Math.ceil(Number(ms)));
+    );
+    // Kept fractional: the caller sends at once when the slot is under a millisecond away.
+    const value = Math.max(0, Number(ms));
     return reserved === 1
       ? { reserved: true, delayMs: value }
-      : { reserved: false, retryInMs: Math.max(1, value) };
+      : { reserved: false, retryInMs: Math.max(1, Math.ceil(value)) };
   }
 }

@@ -10,7 +10,13 @@ end
 return 0`;
 
 type EmittingRedis = Redis & {
-  moneyqEmitResult(marker: string, stream: string, result: string, ttlMs: string, maxLen: string): Promise<number>;
+  moneyqEmitResult(
+    marker: string,
+    stream: string,
+    result: string,
+    ttlMs: string,
+    maxLen: string,
+  ): Promise<number>;
 };
 
 export interface ResultsStoreOptions {
@@ -29,7 +35,8 @@ export class ResultsStore {
 
   constructor(redis: Redis, options: ResultsStoreOptions) {
     // A defined command runs by SHA: the script's text is not sent with every result.
-    if (!("moneyqEmitResult" in redis)) redis.defineCommand("moneyqEmitResult", { numberOfKeys: 2, lua: EMIT_SCRIPT });
+    if (!("moneyqEmitResult" in redis))
+      redis.defineCommand("moneyqEmitResult", { numberOfKeys: 2, lua: EMIT_SCRIPT });
     this.#redis = redis;
     this.#options = options;
     this.streamKey = `${options.prefix}:results`;
