@@ -173,6 +173,71 @@ describe("loadConfig", () => {
       'alias "default" is configured twice',
     ],
   ];
+  it("reads the pipeline's settings, and keeps the webhook secret out of sight", () => {
+    const config = loadConfig({
+      MONEYQ_MAX_ATTEMPTS: "3",
+      MONEYQ_RATE_WINDOW_MARGIN_MS: "0",
+      MONEYQ_REQUIRE_SAFE_REDIS: "true",
+      MONEYQ_WEBHOOK_URL: "https://hooks.example.test/moneyq",
+      MONEYQ_WEBHOOK_SECRET: "whsec_CANARY_0123456789",
+    });
+    expect(config.pipeline).toMatchObject({
+      maxAttempts: 3,
+      rateWindowMarginMs: 0,
+      confirmDeadlineMs: CONFIG_DEFAULTS.MONEYQ_CONFIRM_DEADLINE_MS,
+    });
+    expect(config.requireSafeRedis).toBe(true);
+    expect(config.webhook).toMatchObject({
+      url: "https://hooks.example.test/moneyq",
+      allowPrivateAddresses: false,
+    });
+    expect(config.webhook?.secret).toBe("whsec_CANARY_0123456789");
+    expect(JSON.stringify(config)).not.toContain("CANARY");
+    expect(inspect(config, { depth: 10 })).not.toContain("CANARY");
+  });
+
+  const badPipeline: [string, Record<string, string>, string, string][] = [
+    [
+      "zero attempts",
+      { MONEYQ_MAX_ATTEMPTS: "0" },
+      "MONEYQ_MAX_ATTEMPTS",
+      "must be a positive whole number",
+    ],
+    [
+      "a negative margin",
+      { MONEYQ_RATE_WINDOW_MARGIN_MS: "-5" },
+      "MONEYQ_RATE_WINDOW_MARGIN_MS",
+      "must be a whole number",
+    ],
+    [
+      "a flag that is not one",
+      { MONEYQ_REQUIRE_SAFE_REDIS: "yes" },
+      "MONEYQ_REQUIRE_SAFE_REDIS",
+      "must be 1, 0, true or false",
+    ],
+    [
+      "a webhook URL without a secret",
+      { MONEYQ_WEBHOOK_URL: "https://h.example.test/x" },
+      "MONEYQ_WEBHOOK_SECRET",
+      "MONEYQ_WEBHOOK_URL and MONEYQ_WEBHOOK_SECRET go together",
+    ],
+    [
+      "a short webhook secret",
+      { MONEYQ_WEBHOOK_URL: "https://h.example.test/x", MONEYQ_WEBHOOK_SECRET: "short" },
+      "MONEYQ_WEBHOOK_SECRET",
+      "must be 16 to 512 characters without spaces",
+    ],
+    [
+      "a webhook URL that is not http",
+      { MONEYQ_WEBHOOK_URL: "ftp://h/x", MONEYQ_WEBHOOK_SECRET: "whsec_0123456789abcdef" },
+      "MONEYQ_WEBHOOK_URL",
+      "must be an http(s) URL",
+    ],
+  ];
+  it.each(badPipeline)("refuses %s", (_, env, variable, rule) => {
+    expect(issuesOf(env)).toContainEqual({ variable, rule });
+  });
+
   it.each(bad)("refuses %s, naming the variable and the rule", (_, env, variable, rule) => {
     expect(issuesOf(env)).toContainEqual({ variable, rule });
   });

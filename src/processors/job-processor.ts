@@ -228,26 +228,18 @@ export function createJobProcessor(deps: ProcessorDeps, worker: () => Worker) {
       attempt: job.attemptsMade + 1,
     };
 
-    if (
-      state.phase === "reconcile" &&
-      Date.now() - (state.pendingSince ?? Date.now()) > deps.pipeline.confirmDeadlineMs
-    ) {
+    // Confirming a PENDING answer, or waiting on a request the provider still holds, ends here.
+    const waitedMs = Date.now() - (state.pendingSince ?? Date.now());
+    if (state.phase !== "submit" && waitedMs > deps.pipeline.confirmDeadlineMs) {
+      const confirming = state.phase === "confirm";
       return finish(job, envelope, {
         result: "needs_reconciliation",
-        code: "outcome_unknown",
-        message: `the provider still held the first request after ${deps.pipeline.confirmDeadlineMs} ms`,
-      });
-    }
-    if (
-      state.phase === "confirm" &&
-      Date.now() - (state.pendingSince ?? Date.now()) > deps.pipeline.confirmDeadlineMs
-    ) {
-      return finish(job, envelope, {
-        result: "needs_reconciliation",
-        code: "confirm_deadline",
-        message: `still PENDING after ${deps.pipeline.confirmDeadlineMs} ms`,
+        code: confirming ? "confirm_deadline" : "outcome_unknown",
+        message: confirming
+          ? `still PENDING after ${deps.pipeline.confirmDeadlineMs} ms`
+          : `the provider still held the first request after ${deps.pipeline.confirmDeadlineMs} ms`,
         ...(state.upstreamId !== undefined && { upstreamId: state.upstreamId }),
-        upstreamStatus: "PENDING",
+        ...(confirming && { upstreamStatus: "PENDING" }),
       });
     }
     if (!spec.idempotent && state.phase === "submit" && state.sentAt !== undefined) {

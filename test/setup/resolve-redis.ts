@@ -106,7 +106,8 @@ export async function startPrivateServer(
   };
 }
 
-async function ping(url: string): Promise<void> {
+/** Connects to `url` and pings it once; rejects when it does not answer. */
+export async function ping(url: string): Promise<void> {
   const client = new Redis(url, {
     lazyConnect: true,
     maxRetriesPerRequest: 0,
