@@ -10,7 +10,7 @@ import { JOB_KINDS } from "../queues/job-kinds.js";
 import type { JobResult, ResultKind } from "../results/job-result.js";
 import type { ResultsStore } from "../results/results-store.js";
 import { type Action, classify, type Outcome, type Phase } from "./classify.js";
-import { COLD_REQUESTS, type RateGate } from "./rate-gate.js";
+import type { RateGate } from "./rate-gate.js";
 import { lookUp, readAnswer, submit } from "./upstream-call.js";
 
 /** What moneyq keeps in a job beside the envelope, so a later run knows where the job stands. */
@@ -39,6 +39,8 @@ export interface ProcessorDeps {
   readonly pipeline: PipelineConfig;
   readonly metrics: PipelineMetrics;
   readonly logger: Logger;
+  /** Requests of this process that reserve two slots: the account's concurrency. */
+  readonly coldRequests: number;
   /** Called with each terminal result once it is recorded (batch counters, webhooks). */
   readonly onResult?: (result: JobResult) => Promise<void>;
 }
@@ -76,7 +78,9 @@ const statusClass = (error: unknown): string => {
 /** The BullMQ processor of an account queue. `worker()` is the worker it runs in. */
 export function createJobProcessor(deps: ProcessorDeps, worker: () => Worker) {
   const { metrics, logger } = deps;
-  let coldLeft = COLD_REQUESTS;
+  // A process's first batch of requests (one per concurrent job) leaves late: cold code, new
+  // connections. Each takes two slots, so its lateness cannot crowd the second after it.
+  let coldLeft = deps.coldRequests;
 
   async function finish(
     job: Job<JobData>,
@@ -160,10 +164,15 @@ export function createJobProcessor(deps: ProcessorDeps, worker: () => Worker) {
   async function takeSlot(account: string, perSecond: number): Promise<void> {
     const tolerance = deps.pipeline.rateWindowMarginMs / 2;
     for (let tries = 0; tries < SLOT_TRIES; tries += 1) {
-      const slot = await deps.gate.reserve(account, perSecond, coldLeft > 0 ? 2 : 1);
-      if (!slot.reserved) return pauseFor(account, slot.retryInMs, "local");
+      // Decided before the await: concurrent jobs must not all see the same cold count.
+      const weight = coldLeft > 0 ? 2 : 1;
       if (coldLeft > 0) coldLeft -= 1;
-      const due = performance.now() + slot.delayMs;
+      // Lateness counts from when the reservation left, not when its answer came back: the
+      // slot was set somewhere in between, so this errs on the side of the limit.
+      const asked = performance.now();
+      const slot = await deps.gate.reserve(account, perSecond, weight);
+      if (!slot.reserved) return pauseFor(account, slot.retryInMs, "local");
+      const due = asked + slot.delayMs;
       // Under a millisecond early is within the margin; a timer would cost more than it saves.
       // Rounded up, so a timer never fires before the slot.
       if (slot.delayMs >= 1)

@@ -30,12 +30,6 @@ export type Reservation =
   | { readonly reserved: true; readonly delayMs: number }
   | { readonly reserved: false; readonly retryInMs: number };
 
-/**
- * A process's first requests leave late (new connections, code not yet optimised), which would
- * crowd the second that starts with them; so they reserve two slots each.
- */
-export const COLD_REQUESTS = 3;
-
 /** Slots are reserved at most this far ahead; beyond it the account's queue pauses instead. */
 export const MAX_RESERVE_AHEAD_MS = 1_000;
 
@@ -59,7 +53,7 @@ export class RateGate {
 
   /**
    * Reserves the next slot for one request of `account`, limited to `perSecond`. A `weight` of 2
-   * also keeps the following slot free: for a request that may leave late (see COLD_REQUESTS).
+   * also keeps the following slot free: for a request that may leave late (a process's first).
    */
   async reserve(account: string, perSecond: number, weight = 1): Promise<Reservation> {
     const interval = ((1000 + this.#marginMs) / perSecond) * weight;

@@ -83,7 +83,11 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
     ]),
   );
   const pauses = new AccountPauses(connection, config.redisPrefix, queues);
-  const results = new ResultsStore(connection, {
+  // Results are emitted on a connection of their own with auto-pipelining: the results of
+  // concurrent jobs leave in one write. BullMQ's connections keep it off (it has been reported
+  // to lose job data there), and so does the rate gate, whose replies must not wait for a batch.
+  const pipelined = connection.duplicate({ enableAutoPipelining: true });
+  const results = new ResultsStore(pipelined, {
     prefix: config.redisPrefix,
     retentionMs: config.pipeline.retentionMs,
     maxLen: config.pipeline.resultsMaxLen,
@@ -116,6 +120,7 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
         results,
         pauses,
         pipeline: config.pipeline,
+        coldRequests: account.concurrency,
         metrics,
         logger,
         ...(options.onResult && { onResult: options.onResult }),
@@ -168,6 +173,7 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
       await Promise.allSettled([...queues.values()].map((q) => q.close()));
       await Promise.allSettled([...clients.values()].map((c) => c.close()));
       if (ownsDispatcher) await dispatcher.close().catch(() => undefined);
+      await pipelined.quit().catch(() => pipelined.disconnect());
       logger.info("workers stopped");
     })();
     return closing;
