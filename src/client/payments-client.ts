@@ -1,7 +1,12 @@
 import { type Dispatcher, Pool } from "undici";
 import type { z } from "zod";
 import { successEnvelope } from "../contract/envelope.js";
-import { API_KEY_HEADER, IDEMPOTENCY_HEADER, REQUEST_ID_HEADER } from "../contract/headers.js";
+import {
+  API_KEY_HEADER,
+  IDEMPOTENCY_HEADER,
+  REQUEST_ID_HEADER,
+  RETRY_AFTER_HEADER,
+} from "../contract/headers.js";
 import {
   OPERATION_IDS,
   type OperationId,
@@ -159,7 +164,7 @@ export class PaymentsClient {
       status,
       body: parsed,
       requestId,
-      retryAfter: firstHeader(answerHeaders["retry-after"]),
+      retryAfter: firstHeader(answerHeaders[RETRY_AFTER_HEADER]),
     });
   }
 

@@ -373,7 +373,6 @@ export function createJobProcessor(deps: ProcessorDeps, worker: () => Worker) {
         return pauseFor(envelope.account, action.delayMs, "upstream");
       case "pause_account":
         await deps.pauses.pause(envelope.account, action.message);
-        metrics.accountsPaused.set({ account: envelope.account }, 1);
         logger.error(
           { ...log, outcome: "account_paused" },
           "provider refused the account's key: account paused until resumed",

@@ -82,7 +82,10 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
       new Queue(accountQueueName(a.alias), { connection, prefix: config.redisPrefix }),
     ]),
   );
-  const pauses = new AccountPauses(connection, config.redisPrefix, queues);
+  const metrics = createPipelineMetrics(options.registry);
+  const pauses = new AccountPauses(connection, config.redisPrefix, queues, (account, paused) =>
+    metrics.accountsPaused.set({ account }, paused ? 1 : 0),
+  );
   // Results are emitted on a connection of their own with auto-pipelining: the results of
   // concurrent jobs leave in one write. BullMQ's connections keep it off (it has been reported
   // to lose job data there), and so does the rate gate, whose replies must not wait for a batch.
@@ -92,7 +95,6 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
     retentionMs: config.pipeline.retentionMs,
     maxLen: config.pipeline.resultsMaxLen,
   });
-  const metrics = createPipelineMetrics(options.registry);
   const gate = new RateGate(connection, config.redisPrefix, config.pipeline.rateWindowMarginMs);
   for (const paused of await pauses.list())
     metrics.accountsPaused.set({ account: paused.account }, 1);

@@ -40,6 +40,7 @@ export async function startWebhooks(options: WebhookDeliveryOptions): Promise<Ru
   const agent = new Agent(
     webhook.allowPrivateAddresses ? {} : { connect: { lookup: guardedLookup } },
   );
+  const target = new URL(webhook.url);
   const retentionSeconds = Math.ceil(options.retentionMs / 1000);
   const queue = new Queue<Delivery>(WEBHOOK_QUEUE, {
     connection: options.connection,
@@ -57,8 +58,8 @@ export async function startWebhooks(options: WebhookDeliveryOptions): Promise<Ru
       let status: number;
       try {
         const response = await agent.request({
-          origin: new URL(webhook.url).origin,
-          path: new URL(webhook.url).pathname + new URL(webhook.url).search,
+          origin: target.origin,
+          path: target.pathname + target.search,
           method: "POST",
           headers: {
             "content-type": "application/json",

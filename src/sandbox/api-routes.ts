@@ -6,8 +6,9 @@ import { type FieldIssue, formatFieldIssues, validate } from "../contract/field-
 import {
   API_KEY_HEADER,
   IDEMPOTENCY_HEADER,
-  IdempotencyKey,
+  IdempotentHeaders,
   REPLAY_HEADER,
+  RETRY_AFTER_HEADER,
 } from "../contract/headers.js";
 import {
   OPERATION_IDS,
@@ -169,7 +170,7 @@ async function handle(
         "rate_limited",
         `rate limit of ${limit} requests per second exceeded`,
         {
-          headers: { "retry-after": String(wait) },
+          headers: { [RETRY_AFTER_HEADER]: String(wait) },
         },
       );
     }
@@ -196,13 +197,10 @@ async function handle(
 
   let key: string | null = null;
   if (op.idempotent) {
-    const header = request.headers[IDEMPOTENCY_HEADER];
-    const parsed = IdempotencyKey.safeParse(header);
-    if (!parsed.success) {
-      const rule = header === undefined ? "required" : "must be 1 to 255 characters";
-      throw validationError([{ field: IDEMPOTENCY_HEADER, rule }]);
-    }
-    key = parsed.data;
+    // The contract's header schema; x-api-key was settled by authentication already.
+    const headers = validate(IdempotentHeaders, request.headers);
+    if (!headers.success) throw validationError(headers.issues);
+    key = headers.data[IDEMPOTENCY_HEADER] as string;
     const fingerprint = createHash("sha256")
       .update(canonicalJson([op.method, op.path, request.params, request.query, rawBody ?? null]))
       .digest("base64url");

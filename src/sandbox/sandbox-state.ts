@@ -210,10 +210,6 @@ export class SandboxState {
     return n;
   }
 
-  pendingCount(): number {
-    return this.#schedule.length;
-  }
-
   /** Looks up a record owned by `accountId`; another account's id is "not found", never "forbidden". */
   owned<T extends { accountId: string }>(
     map: Map<string, T>,

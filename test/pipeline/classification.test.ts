@@ -281,6 +281,9 @@ describe("each row of the classification table, driven through the sandbox", () 
       body: { accountId: "acct_broken", apiKey: BROKEN_KEY },
     });
     await p.workers().pauses.resume("broken");
+    expect((await p.workers().metrics.accountsPaused.get()).values).toContainEqual(
+      expect.objectContaining({ labels: { account: "broken" }, value: 0 }),
+    );
     for (const e of enqueued) expect((await p.resultOf(e.jobId)).result).toBe("succeeded");
   });
 

@@ -127,6 +127,13 @@ describe("validation over HTTP names the field and the rule", () => {
     },
   );
 
+  it("refuses an idempotency key longer than the contract allows", async () => {
+    const example = await realExample("withdrawToBank");
+    const res = await send("withdrawToBank", { ...example, idempotencyKey: "k".repeat(256) });
+    expect(res.status).toBe(400);
+    expect(res.body.message).toBe("idempotencykey: at most 255 characters");
+  });
+
   it("requires the idempotencykey header on IDEM operations", async () => {
     for (const id of OPERATION_IDS.filter((x) => operations[x].idempotent)) {
       const example = await realExample(id);
