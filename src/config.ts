@@ -26,6 +26,27 @@ export interface Config {
   readonly requireSafeRedis: boolean;
   /** Signed result webhooks; undefined when no URL is configured. */
   readonly webhook: WebhookConfig | undefined;
+  /** Rate and concurrency of an account configured without its own (and of the embedded one). */
+  readonly accountDefaults: { readonly ratePerSecond: number; readonly concurrency: number };
+  readonly api: ApiConfig;
+}
+
+export interface ApiConfig {
+  readonly host: string;
+  readonly port: number;
+  /** Largest request body (a batch upload), in bytes. */
+  readonly bodyLimitBytes: number;
+  /** Bearer tokens; empty means every request is refused (but the embedded-sandbox dev token). */
+  readonly tokens: readonly ApiToken[];
+}
+
+/** A bearer token of the HTTP API and the accounts it may use. */
+export interface ApiToken {
+  /** Names the token in logs; never the token itself. */
+  readonly name: string;
+  /** Non-enumerable, like API keys. */
+  readonly token: string;
+  readonly accounts: readonly string[];
 }
 
 export interface PipelineConfig {
@@ -75,6 +96,9 @@ export const CONFIG_DEFAULTS = Object.freeze({
   MONEYQ_LOCK_DURATION_MS: 30_000,
   MONEYQ_STALLED_INTERVAL_MS: 30_000,
   MONEYQ_SHUTDOWN_GRACE_MS: 10_000,
+  MONEYQ_API_HOST: "127.0.0.1",
+  MONEYQ_API_PORT: 8080,
+  MONEYQ_API_BODY_LIMIT_BYTES: 64 * 1024 * 1024,
 });
 
 /** Alias of the account configured by PAYMENTS_API_KEY. */
@@ -104,6 +128,10 @@ export const KNOWN_VARIABLES = [
   "MONEYQ_WEBHOOK_URL",
   "MONEYQ_WEBHOOK_SECRET",
   "MONEYQ_WEBHOOK_ALLOW_PRIVATE",
+  "MONEYQ_API_HOST",
+  "MONEYQ_API_PORT",
+  "MONEYQ_API_BODY_LIMIT_BYTES",
+  "MONEYQ_API_TOKENS",
 ] as const;
 
 export interface ConfigIssue {
@@ -291,6 +319,32 @@ export function loadConfig(env: Env = process.env): Config {
       rule: "required when an API key is configured (unset every key to use the embedded sandbox)",
     });
   }
+  const api: ApiConfig = Object.freeze({
+    host: check(
+      "MONEYQ_API_HOST",
+      matching(/^[A-Za-z0-9.:-]{1,255}$/, "must be a host name or IP address"),
+      CONFIG_DEFAULTS.MONEYQ_API_HOST,
+    ),
+    port: Number(
+      check(
+        "MONEYQ_API_PORT",
+        matching(/^\d{1,5}$/, "must be a port number, 0 to 65535").refine(
+          (v) => Number(v) <= 65_535,
+          { message: "must be a port number, 0 to 65535" },
+        ),
+        String(CONFIG_DEFAULTS.MONEYQ_API_PORT),
+      ),
+    ),
+    bodyLimitBytes: int("MONEYQ_API_BODY_LIMIT_BYTES"),
+    tokens: Object.freeze(
+      readTokens(
+        text("MONEYQ_API_TOKENS"),
+        env,
+        issues,
+        paymentsApiUrl === undefined ? [DEFAULT_ACCOUNT_ALIAS] : accounts.map((a) => a.alias),
+      ),
+    ),
+  });
   if (issues.length > 0) throw new ConfigError(issues);
 
   return Object.freeze({
@@ -303,7 +357,75 @@ export function loadConfig(env: Env = process.env): Config {
     pipeline,
     requireSafeRedis,
     webhook,
+    accountDefaults: Object.freeze({ ratePerSecond: rate, concurrency }),
+    api,
   });
+}
+
+const TokenEntry = z
+  .strictObject({
+    name: alias,
+    token: matching(/^\S{16,512}$/, "must be 16 to 512 characters without spaces").optional(),
+    tokenEnv: matching(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be a variable name").optional(),
+    accounts: z.array(z.string()).min(1),
+  })
+  .refine((t) => (t.token === undefined) !== (t.tokenEnv === undefined), {
+    message: "give exactly one of token or tokenEnv",
+  });
+
+function readTokens(
+  listed: string | undefined,
+  env: Env,
+  issues: ConfigIssue[],
+  aliases: readonly string[],
+): ApiToken[] {
+  if (listed === undefined) return [];
+  const variable = "MONEYQ_API_TOKENS";
+  let json: unknown;
+  try {
+    json = JSON.parse(listed);
+  } catch {
+    issues.push({ variable, rule: "must be valid JSON (an array of tokens)" });
+    return [];
+  }
+  const parsed = z.array(TokenEntry).min(1).safeParse(json);
+  if (!parsed.success) {
+    for (const i of toFieldIssues(parsed.error.issues, json))
+      issues.push({
+        variable: `${variable}${i.field.startsWith("[") ? "" : "."}${i.field}`,
+        rule: i.rule,
+      });
+    return [];
+  }
+  const out: ApiToken[] = [];
+  parsed.data.forEach((entry, index) => {
+    let secret = entry.token;
+    if (entry.tokenEnv !== undefined) {
+      secret = env[entry.tokenEnv];
+      if (secret === undefined || !/^\S{16,512}$/.test(secret)) {
+        issues.push({
+          variable: `${variable}[${index}].tokenEnv`,
+          rule: `variable ${entry.tokenEnv} must hold 16 to 512 characters without spaces`,
+        });
+        return;
+      }
+    }
+    for (const a of entry.accounts)
+      if (!aliases.includes(a))
+        issues.push({
+          variable: `${variable}[${index}].accounts`,
+          rule: `no account "${a}" is configured`,
+        });
+    if (out.some((t) => t.name === entry.name))
+      issues.push({
+        variable: `${variable}[${index}].name`,
+        rule: `name "${entry.name}" is used twice`,
+      });
+    const token = { name: entry.name, accounts: Object.freeze([...entry.accounts]) } as ApiToken;
+    Object.defineProperty(token, "token", { value: secret, enumerable: false });
+    out.push(Object.freeze(token));
+  });
+  return out;
 }
 
 function webhookConfig(url: string, secret: string, allowPrivateAddresses: boolean): WebhookConfig {

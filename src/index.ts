@@ -1,12 +1,36 @@
+export type { ApiDeps, Readiness } from "./api/api-deps.js";
+export { buildApi, type RunningApi, startApi } from "./api/start-api.js";
+export {
+  BatchFileError,
+  BatchNotFoundError,
+  BatchRefusedError,
+  type RowIssue,
+} from "./batches/batch-errors.js";
+export { BATCH_KINDS, type BatchColumn, type BatchKind } from "./batches/batch-kinds.js";
+export { csvRows, jsonRows, type RowSource } from "./batches/batch-rows.js";
+export {
+  BATCH_STATES,
+  Batches,
+  BatchNotCancellableError,
+  type BatchState,
+  type BatchStatus,
+  type CancelReport,
+  type SubmitOptions,
+  type SubmitReport,
+} from "./batches/batches.js";
 export * from "./client/index.js";
 export * from "./config.js";
 export * from "./contract/index.js";
 export { createLogger, type Logger } from "./logger.js";
 export {
   closeOnSignals,
-  startWorkerService,
+  EMBEDDED_DEV_TOKEN,
+  ROLES,
+  type Role,
+  type Service,
+  type ServiceOptions,
+  startService,
   UnsafeRedisError,
-  type WorkerService,
 } from "./main.js";
 export { createPipelineMetrics, type PipelineMetrics } from "./metrics/pipeline-metrics.js";
 export { type Action, classify, type Outcome, type Phase } from "./processors/classify.js";

@@ -1,6 +1,10 @@
 import { Command, type CommanderError } from "commander";
+import { batchCommand } from "./batch-command.js";
+import { deadLettersCommand } from "./dead-letters-command.js";
+import { demoCommand } from "./demo-command.js";
 import { EXIT } from "./exit-codes.js";
 import { sandboxCommand } from "./sandbox-command.js";
+import { startCommand } from "./start-command.js";
 
 /** Usage errors exit 2; --help and --version exit 0, as commander decides. */
 function exitOnUsageError(error: CommanderError): never {
@@ -12,9 +16,15 @@ export function buildProgram(): Command {
   const program = new Command("moneyq").description(
     "move money at volume through the Payments API without ever paying twice",
   );
-  program.addCommand(sandboxCommand());
-  // addCommand does not pass settings down, so each command gets them here.
-  for (const command of [program, ...program.commands]) {
+  program
+    .addCommand(startCommand())
+    .addCommand(batchCommand())
+    .addCommand(deadLettersCommand())
+    .addCommand(sandboxCommand())
+    .addCommand(demoCommand());
+  // addCommand does not pass settings down, so each command (and subcommand) gets them here.
+  const all = (c: Command): Command[] => [c, ...c.commands.flatMap(all)];
+  for (const command of all(program)) {
     command.showHelpAfterError().exitOverride(exitOnUsageError);
   }
   return program;

@@ -8,7 +8,7 @@ import type { AccountPauses } from "../queues/account-pauses.js";
 import { type JobEnvelope, JobEnvelopeSchema } from "../queues/job-envelope.js";
 import { JOB_KINDS } from "../queues/job-kinds.js";
 import type { JobResult, ResultKind } from "../results/job-result.js";
-import type { ResultsStore } from "../results/results-store.js";
+import { batchKeys, type ResultsStore } from "../results/results-store.js";
 import { type Action, classify, type Outcome, type Phase } from "./classify.js";
 import type { RateGate } from "./rate-gate.js";
 import { lookUp, readAnswer, submit } from "./upstream-call.js";
@@ -37,6 +37,8 @@ export interface ProcessorDeps {
   readonly results: ResultsStore;
   readonly pauses: AccountPauses;
   readonly pipeline: PipelineConfig;
+  /** Redis key prefix (config.redisPrefix): batches are looked up under it. */
+  readonly prefix: string;
   readonly metrics: PipelineMetrics;
   readonly logger: Logger;
   /** Requests of this process that reserve two slots: the account's concurrency. */
@@ -141,7 +143,8 @@ export function createJobProcessor(deps: ProcessorDeps, worker: () => Worker) {
       );
       await deps.onResult?.(result);
     }
-    if (recorded.result !== "succeeded") throw deadLetter(recorded);
+    if (recorded.result !== "succeeded" && recorded.result !== "cancelled")
+      throw deadLetter(recorded);
     return recorded;
   }
 
@@ -161,7 +164,11 @@ export function createJobProcessor(deps: ProcessorDeps, worker: () => Worker) {
    * the margin after its slot gives the slot up and takes a new one: sending late could crowd
    * the second that follows. An unused slot costs capacity, never safety.
    */
-  async function takeSlot(account: string, perSecond: number): Promise<void> {
+  async function takeSlot(
+    account: string,
+    perSecond: number,
+    batchKey?: string,
+  ): Promise<"sent" | "cancelled"> {
     const tolerance = deps.pipeline.rateWindowMarginMs / 2;
     for (let tries = 0; tries < SLOT_TRIES; tries += 1) {
       // Decided before the await: concurrent jobs must not all see the same cold count.
@@ -170,14 +177,17 @@ export function createJobProcessor(deps: ProcessorDeps, worker: () => Worker) {
       // Lateness counts from when the reservation left, not when its answer came back: the
       // slot was set somewhere in between, so this errs on the side of the limit.
       const asked = performance.now();
-      const slot = await deps.gate.reserve(account, perSecond, weight);
-      if (!slot.reserved) return pauseFor(account, slot.retryInMs, "local");
+      const slot = await deps.gate.reserve(account, perSecond, weight, batchKey);
+      if (!slot.reserved) {
+        if ("cancelled" in slot) return "cancelled";
+        return pauseFor(account, slot.retryInMs, "local");
+      }
       const due = asked + slot.delayMs;
       // Under a millisecond early is within the margin; a timer would cost more than it saves.
       // Rounded up, so a timer never fires before the slot.
       if (slot.delayMs >= 1)
         await new Promise((resolve) => setTimeout(resolve, Math.ceil(slot.delayMs)));
-      if (performance.now() - due <= tolerance) return;
+      if (performance.now() - due <= tolerance) return "sent";
     }
     // Late every time: this process is overloaded; hand the job back instead of crowding the rate.
     throw new RateLimitError();
@@ -259,7 +269,21 @@ export function createJobProcessor(deps: ProcessorDeps, worker: () => Worker) {
       });
     }
 
-    await takeSlot(envelope.account, account.ratePerSecond);
+    // Only a request never sent can be cancelled with its batch.
+    const cancellable =
+      state.phase === "submit" && state.sentAt === undefined && envelope.batchId !== undefined;
+    const slot = await takeSlot(
+      envelope.account,
+      account.ratePerSecond,
+      cancellable ? batchKeys(deps.prefix, envelope.batchId as string).meta : undefined,
+    );
+    if (slot === "cancelled") {
+      return finish(job, envelope, {
+        result: "cancelled",
+        code: "batch_cancelled",
+        message: "the batch was cancelled before this job was sent",
+      });
+    }
 
     const firstStartedAt = state.firstStartedAt ?? job.processedOn ?? Date.now();
     if (!spec.idempotent)

@@ -122,6 +122,7 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
         results,
         pauses,
         pipeline: config.pipeline,
+        prefix: config.redisPrefix,
         coldRequests: account.concurrency,
         metrics,
         logger,

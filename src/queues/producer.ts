@@ -52,7 +52,14 @@ export class Producer {
 
   /** Validates every job first, then enqueues them all in chunks; nothing is enqueued if one is bad. */
   async enqueueMany(inputs: readonly JobInput[]): Promise<EnqueuedJob[]> {
-    const envelopes = inputs.map((input, index) => this.envelopeOf(input, index));
+    return this.enqueueEnvelopes(inputs.map((input, index) => this.envelopeOf(input, index)));
+  }
+
+  /**
+   * Enqueues envelopes that `envelopeOf` returned (batches validate every row before anything
+   * is enqueued, and do not validate twice). Each envelope's job id derives from its key.
+   */
+  async enqueueEnvelopes(envelopes: readonly JobEnvelope[]): Promise<EnqueuedJob[]> {
     const out: EnqueuedJob[] = [];
     for (let i = 0; i < envelopes.length; i += ENQUEUE_CHUNK) {
       const chunk = envelopes.slice(i, i + ENQUEUE_CHUNK);

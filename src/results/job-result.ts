@@ -1,6 +1,12 @@
 import { z } from "zod";
 
-export const RESULT_KINDS = ["succeeded", "failed", "rejected", "needs_reconciliation"] as const;
+export const RESULT_KINDS = [
+  "succeeded",
+  "failed",
+  "rejected",
+  "needs_reconciliation",
+  "cancelled",
+] as const;
 export type ResultKind = (typeof RESULT_KINDS)[number];
 
 /** The one terminal result of a job, as consumers of the stream and webhooks receive it. */

@@ -9,6 +9,40 @@ if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
 end
 return 0`;
 
+/**
+ * As EMIT_SCRIPT, and in the same step the row of the job's batch, if the batch exists: its
+ * report line, its counters (a replayed row moves from its old result to its new one) and
+ * its state once every accepted row has a result. One script, so no crash can count a
+ * result twice or lose one.
+ */
+const EMIT_BATCH_SCRIPT = `
+if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 0 end
+redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*', 'result', ARGV[1])
+if redis.call('EXISTS', KEYS[3]) == 0 then return 1 end
+local previous = redis.call('HGET', KEYS[4], ARGV[4])
+local before = previous and cjson.decode(previous).result or 'queued'
+if before == 'queued' then
+  redis.call('HINCRBY', KEYS[3], 'done', 1)
+else
+  redis.call('HINCRBY', KEYS[3], 'n:' .. before, -1)
+end
+redis.call('HINCRBY', KEYS[3], 'n:' .. ARGV[5], 1)
+redis.call('HSET', KEYS[4], ARGV[4], ARGV[6])
+local meta = redis.call('HMGET', KEYS[3], 'state', 'accepted', 'done', 'n:succeeded', 'skipped')
+local state = meta[1]
+if state == 'queued' or state == 'validating' then
+  state = 'running'
+  redis.call('HSET', KEYS[3], 'state', state, 'startedAt', ARGV[7])
+end
+if tonumber(meta[3]) >= tonumber(meta[2]) and state ~= 'validating' then
+  if state ~= 'cancelled' then
+    local ok = tonumber(meta[4]) == tonumber(meta[2]) and tonumber(meta[5]) == 0
+    state = ok and 'completed' or 'completed_with_failures'
+  end
+  redis.call('HSET', KEYS[3], 'state', state, 'finishedAt', ARGV[7])
+end
+return 1`;
+
 type EmittingRedis = Redis & {
   moneyqEmitResult(
     marker: string,
@@ -16,6 +50,19 @@ type EmittingRedis = Redis & {
     result: string,
     ttlMs: string,
     maxLen: string,
+  ): Promise<number>;
+  moneyqEmitBatchResult(
+    marker: string,
+    stream: string,
+    batch: string,
+    rows: string,
+    result: string,
+    ttlMs: string,
+    maxLen: string,
+    row: string,
+    kind: string,
+    line: string,
+    now: string,
   ): Promise<number>;
 };
 
@@ -27,6 +74,38 @@ export interface ResultsStoreOptions {
   readonly maxLen: number;
 }
 
+/** A row's line in its batch's results report. */
+export interface ReportLine {
+  readonly row: number;
+  readonly reference: string | undefined;
+  readonly idempotencyKey: string | undefined;
+  /** A job result, or `queued` (no result yet), `invalid` or `duplicate` (never enqueued). */
+  readonly result: string;
+  readonly upstreamId?: string | undefined;
+  readonly upstreamStatus?: string | undefined;
+  /** `code: message` of a result that is not a success, or the row's validation issues. */
+  readonly error?: string | undefined;
+}
+
+/** The Redis keys of one batch. */
+export function batchKeys(prefix: string, batchId: string) {
+  return { meta: `${prefix}:batch:${batchId}`, rows: `${prefix}:batch:${batchId}:rows` };
+}
+
+export function reportLineOf(result: JobResult): ReportLine {
+  return {
+    row: result.row ?? 0,
+    reference: result.reference,
+    idempotencyKey: result.idempotencyKey,
+    result: result.result,
+    ...(result.upstreamId !== undefined && { upstreamId: result.upstreamId }),
+    ...(result.upstreamStatus !== undefined && { upstreamStatus: result.upstreamStatus }),
+    ...(result.result !== "succeeded" && {
+      error: [result.code, result.message].filter(Boolean).join(": "),
+    }),
+  };
+}
+
 /** The results stream and the per-job result markers that make emission exactly-once. */
 export class ResultsStore {
   readonly streamKey: string;
@@ -35,8 +114,10 @@ export class ResultsStore {
 
   constructor(redis: Redis, options: ResultsStoreOptions) {
     // A defined command runs by SHA: the script's text is not sent with every result.
-    if (!("moneyqEmitResult" in redis))
+    if (!("moneyqEmitResult" in redis)) {
       redis.defineCommand("moneyqEmitResult", { numberOfKeys: 2, lua: EMIT_SCRIPT });
+      redis.defineCommand("moneyqEmitBatchResult", { numberOfKeys: 4, lua: EMIT_BATCH_SCRIPT });
+    }
     this.#redis = redis;
     this.#options = options;
     this.streamKey = `${options.prefix}:results`;
@@ -44,12 +125,33 @@ export class ResultsStore {
 
   /** Records `result` as the job's terminal result; false if the job already had one. */
   async emit(result: JobResult): Promise<boolean> {
-    const added = await (this.#redis as EmittingRedis).moneyqEmitResult(
+    const redis = this.#redis as EmittingRedis;
+    const json = JSON.stringify(result);
+    const ttl = String(this.#options.retentionMs);
+    const maxLen = String(this.#options.maxLen);
+    if (result.batchId === undefined || result.row === undefined) {
+      const added = await redis.moneyqEmitResult(
+        this.#markerKey(result.jobId),
+        this.streamKey,
+        json,
+        ttl,
+        maxLen,
+      );
+      return added === 1;
+    }
+    const keys = batchKeys(this.#options.prefix, result.batchId);
+    const added = await redis.moneyqEmitBatchResult(
       this.#markerKey(result.jobId),
       this.streamKey,
-      JSON.stringify(result),
-      String(this.#options.retentionMs),
-      String(this.#options.maxLen),
+      keys.meta,
+      keys.rows,
+      json,
+      ttl,
+      maxLen,
+      String(result.row),
+      result.result,
+      JSON.stringify(reportLineOf(result)),
+      result.finishedAt,
     );
     return added === 1;
   }

@@ -3,7 +3,7 @@ import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
 import { createLogger } from "../../src/logger.js";
-import { startWorkerService, UnsafeRedisError } from "../../src/main.js";
+import { startService, UnsafeRedisError } from "../../src/main.js";
 import { startWorkers } from "../../src/processors/start-workers.js";
 import type { JobInput } from "../../src/queues/job-envelope.js";
 import { checkRedisSafety } from "../../src/redis-safety.js";
@@ -123,23 +123,29 @@ describe("Redis safety at start", () => {
       ]);
       const env = { ...p.env(), REDIS_URL: unsafe.url };
       const log = memoryLog();
-      const service = await startWorkerService(loadConfig(env), createLogger("warn", log.stream));
+      const service = await startService({
+        config: loadConfig(env),
+        role: "worker",
+        logger: createLogger("warn", log.stream),
+      });
       await service.close();
       expect(log.lines.map((l) => l.msg)).toEqual(expect.arrayContaining([...verdict.warnings]));
       await expect(
-        startWorkerService(
-          loadConfig({ ...env, MONEYQ_REQUIRE_SAFE_REDIS: "1" }),
-          createLogger("silent"),
-        ),
+        startService({
+          config: loadConfig({ ...env, MONEYQ_REQUIRE_SAFE_REDIS: "1" }),
+          role: "worker",
+          logger: createLogger("silent"),
+        }),
       ).rejects.toBeInstanceOf(UnsafeRedisError);
 
       const safeConn = new Redis(safe.url);
       expect(await checkRedisSafety(safeConn)).toEqual({ safe: true, warnings: [] });
       await safeConn.quit();
-      const ok = await startWorkerService(
-        loadConfig({ ...p.env(), REDIS_URL: safe.url, MONEYQ_REQUIRE_SAFE_REDIS: "1" }),
-        createLogger("silent"),
-      );
+      const ok = await startService({
+        config: loadConfig({ ...p.env(), REDIS_URL: safe.url, MONEYQ_REQUIRE_SAFE_REDIS: "1" }),
+        role: "worker",
+        logger: createLogger("silent"),
+      });
       await ok.close();
       await ok.close();
     } finally {

@@ -1,10 +1,4 @@
-import { spawn } from "node:child_process";
-import { existsSync } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
-import { createServer } from "node:net";
-import { tmpdir } from "node:os";
-import { delimiter, join } from "node:path";
-import { Redis } from "ioredis";
+import { findOnPath, pingRedis, startPrivateRedis } from "../../src/embedded/private-redis.js";
 
 export interface ResolvedRedis {
   readonly url: string;
@@ -64,101 +58,17 @@ export async function startPrivateServer(
   binary: string,
   settings: readonly string[] = [],
 ): Promise<ResolvedRedis> {
-  const dir = await mkdtemp(join(tmpdir(), "moneyq-redis-"));
-  const port = await freePort();
-  const child = spawn(
-    binary,
-    [
-      "--port",
-      String(port),
-      "--bind",
-      "127.0.0.1",
-      "--save",
-      "",
-      "--appendonly",
-      "no",
-      "--dir",
-      dir,
-      ...settings,
-    ],
-    { stdio: "ignore" },
-  );
-  const url = `redis://127.0.0.1:${port}`;
-  const exited = new Promise<never>((_, reject) =>
-    child.once("exit", (code) => reject(new Error(`redis-server exited with code ${code}`))),
-  );
-  try {
-    await Promise.race([waitForPing(url), exited]);
-  } catch (error) {
-    child.kill("SIGKILL");
-    await rm(dir, { recursive: true, force: true });
-    throw error;
-  }
-  return {
-    url,
-    source: "redis-server",
-    stop: async () => {
-      const gone = new Promise((resolve) => child.once("exit", resolve));
-      child.kill("SIGTERM");
-      await gone;
-      await rm(dir, { recursive: true, force: true });
-    },
-  };
+  const server = await startPrivateRedis(binary, settings);
+  return { url: server.url, source: "redis-server", stop: () => server.stop() };
 }
 
 /** Connects to `url` and pings it once; rejects when it does not answer. */
 export async function ping(url: string): Promise<void> {
-  const client = new Redis(url, {
-    lazyConnect: true,
-    maxRetriesPerRequest: 0,
-    retryStrategy: () => null,
-  });
-  // The rejected connect() below reports the failure; the event would only repeat it.
-  client.on("error", () => {});
   try {
-    await client.connect();
-    await client.ping();
+    await pingRedis(url);
   } catch (error) {
     throw new Error(
       `REDIS_URL is set but Redis does not answer there: ${(error as Error).message}`,
     );
-  } finally {
-    client.disconnect();
   }
-}
-
-async function waitForPing(url: string): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    try {
-      await ping(url);
-      return;
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => {
-        if (address && typeof address === "object") resolve(address.port);
-        else reject(new Error("no port"));
-      });
-    });
-  });
-}
-
-function findOnPath(name: string, pathVar: string | undefined): string | undefined {
-  for (const dir of (pathVar ?? "").split(delimiter)) {
-    if (!dir) continue;
-    const candidate = join(dir, name);
-    if (existsSync(candidate)) return candidate;
-  }
-  return undefined;
 }

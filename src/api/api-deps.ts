@@ -1,0 +1,33 @@
+import type { Queue } from "bullmq";
+import type { Registry } from "prom-client";
+import type { Batches } from "../batches/batches.js";
+import type { ApiToken } from "../config.js";
+import type { Logger } from "../logger.js";
+import type { AccountPauses } from "../queues/account-pauses.js";
+import type { DeadLetters } from "../queues/dead-letters.js";
+import type { Producer } from "../queues/producer.js";
+import type { ResultsStore } from "../results/results-store.js";
+
+/** What /readyz reports. */
+export interface Readiness {
+  readonly redis: boolean;
+  /** Undefined in an API-only process, which runs no workers. */
+  readonly workers: boolean | undefined;
+  readonly shuttingDown: boolean;
+}
+
+/** Everything the HTTP API acts through; the service composes them. */
+export interface ApiDeps {
+  readonly tokens: readonly ApiToken[];
+  readonly producer: Producer;
+  readonly batches: Batches;
+  readonly results: ResultsStore;
+  /** One queue per configured account alias. */
+  readonly queues: ReadonlyMap<string, Queue>;
+  readonly pauses: AccountPauses;
+  readonly deadLetters: DeadLetters;
+  readonly registry: Registry;
+  readonly logger: Logger;
+  readonly bodyLimitBytes: number;
+  readiness(): Promise<Readiness>;
+}

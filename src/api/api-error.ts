@@ -1,0 +1,55 @@
+import type { FieldIssue } from "../contract/field-issues.js";
+
+/** An answer of the HTTP API that is not a success; every one has this JSON shape. */
+export interface ApiErrorBody {
+  readonly error: {
+    readonly code: string;
+    readonly message: string;
+    /** Field-level problems of the request. */
+    readonly details?: readonly FieldIssue[];
+    /** Row-level problems of a batch (row, reference, column, rule). */
+    readonly rows?: readonly unknown[];
+  };
+}
+
+/** An error the API answers with its status and stable code. */
+export class ApiError extends Error {
+  readonly status: number;
+  readonly code: string;
+  readonly details: readonly FieldIssue[] | undefined;
+  readonly rows: readonly unknown[] | undefined;
+  constructor(
+    status: number,
+    code: string,
+    message: string,
+    extra: { details?: readonly FieldIssue[]; rows?: readonly unknown[] } = {},
+  ) {
+    super(message);
+    this.name = "ApiError";
+    this.status = status;
+    this.code = code;
+    this.details = extra.details;
+    this.rows = extra.rows;
+  }
+
+  body(): ApiErrorBody {
+    return {
+      error: {
+        code: this.code,
+        message: this.message,
+        ...(this.details && { details: this.details }),
+        ...(this.rows && { rows: this.rows }),
+      },
+    };
+  }
+}
+
+export const invalidRequest = (details: readonly FieldIssue[]) =>
+  new ApiError(
+    400,
+    "invalid_request",
+    `invalid request: ${details.map((d) => (d.field ? `${d.field}: ${d.rule}` : d.rule)).join("; ")}`,
+    { details },
+  );
+
+export const notFound = (what: string) => new ApiError(404, "not_found", `${what} not found`);

@@ -1,0 +1,47 @@
+import { createHash, timingSafeEqual } from "node:crypto";
+import type { ApiToken } from "../config.js";
+import { ApiError } from "./api-error.js";
+
+/** Who made a request: the token's name and the accounts it may use. */
+export interface Caller {
+  readonly name: string;
+  readonly accounts: readonly string[];
+}
+
+const digest = (value: string) => createHash("sha256").update(value).digest();
+
+/**
+ * Finds the token of an `Authorization: Bearer ...` header. Every configured token is
+ * compared, in constant time over equal-length digests, so timing tells nothing of them.
+ */
+export function authenticate(header: string | undefined, tokens: readonly ApiToken[]): Caller {
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? "");
+  if (!match) {
+    throw new ApiError(
+      401,
+      "unauthenticated",
+      "missing bearer token: send Authorization: Bearer <token>",
+    );
+  }
+  const given = digest(match[1] as string);
+  let found: ApiToken | undefined;
+  for (const token of tokens) if (timingSafeEqual(given, digest(token.token))) found ??= token;
+  if (!found) throw new ApiError(401, "unauthenticated", "unknown bearer token");
+  return { name: found.name, accounts: found.accounts };
+}
+
+/**
+ * The account a request acts on: the one named, which the token must hold, or the token's
+ * only account when none is named.
+ */
+export function accountOf(caller: Caller, named: string | undefined): string {
+  if (named === undefined) {
+    if (caller.accounts.length === 1) return caller.accounts[0] as string;
+    throw new ApiError(400, "invalid_request", "account: required (this token holds several)", {
+      details: [{ field: "account", rule: "required (this token holds several accounts)" }],
+    });
+  }
+  if (!caller.accounts.includes(named))
+    throw new ApiError(403, "forbidden", `this token may not use account "${named}"`);
+  return named;
+}

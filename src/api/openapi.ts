@@ -1,0 +1,91 @@
+import { z } from "zod";
+import type { RouteSpec } from "./api-app.js";
+
+const jsonSchema = (schema: z.ZodType) =>
+  z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }) as Record<string, unknown>;
+
+const ERROR_RESPONSE = {
+  description: "An error: { error: { code, message, details?, rows? } }",
+  content: {
+    "application/json": {
+      schema: {
+        type: "object",
+        required: ["error"],
+        properties: {
+          error: {
+            type: "object",
+            required: ["code", "message"],
+            properties: {
+              code: { type: "string" },
+              message: { type: "string" },
+              details: {
+                type: "array",
+                items: {
+                  type: "object",
+                  properties: { field: { type: "string" }, rule: { type: "string" } },
+                },
+              },
+              rows: { type: "array", items: { type: "object" } },
+            },
+          },
+        },
+      },
+    },
+  },
+};
+
+function parameters(spec: RouteSpec): unknown[] {
+  const out: unknown[] = [];
+  for (const [where, schema] of [
+    ["path", spec.params],
+    ["query", spec.query],
+  ] as const) {
+    if (!schema) continue;
+    const json = jsonSchema(schema) as {
+      properties?: Record<string, unknown>;
+      required?: string[];
+    };
+    for (const [name, property] of Object.entries(json.properties ?? {}))
+      out.push({
+        name,
+        in: where,
+        required: where === "path" || (json.required ?? []).includes(name),
+        schema: property,
+      });
+  }
+  return out;
+}
+
+/** The OpenAPI 3.1 document of the API, generated from the routes' zod schemas. */
+export function openApiDocument(routes: readonly RouteSpec[], version: string) {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const spec of routes) {
+    const path = spec.url.replace(/:([A-Za-z]+)/g, "{$1}");
+    const content: Record<string, unknown> = {};
+    if (spec.body) content["application/json"] = { schema: jsonSchema(spec.body) };
+    for (const type of spec.bodyTypes ?? []) content[type] = { schema: { type: "string" } };
+    paths[path] ??= {};
+    (paths[path] as Record<string, unknown>)[spec.method.toLowerCase()] = {
+      summary: spec.summary,
+      ...(spec.auth && { security: [{ bearer: [] }] }),
+      parameters: parameters(spec),
+      ...(Object.keys(content).length > 0 && { requestBody: { content } }),
+      responses: {
+        "200": { description: "Success" },
+        ...(spec.method === "POST" && { "202": { description: "Accepted: enqueued" } }),
+        default: ERROR_RESPONSE,
+      },
+    };
+  }
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: "moneyq API",
+      version,
+      description:
+        "Enqueue payouts, funding and exchange jobs and bulk batches; watch, cancel and replay them.",
+    },
+    components: { securitySchemes: { bearer: { type: "http", scheme: "bearer" } } },
+    paths,
+  };
+}

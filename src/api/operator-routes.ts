@@ -1,0 +1,96 @@
+import type { ApiRouter } from "./api-app.js";
+import { notFound } from "./api-error.js";
+import { accountOf } from "./auth.js";
+import {
+  AccountParams,
+  AccountQuery,
+  DeadLettersQuery,
+  JobParams,
+  PauseBody,
+} from "./request-schemas.js";
+
+/** Dead letters and replay; pausing and resuming an account's queue. */
+export function registerOperatorRoutes(router: ApiRouter): void {
+  const { deadLetters, pauses } = router.deps;
+
+  router.add<undefined, { account?: string; limit?: number }>(
+    {
+      method: "GET",
+      url: "/v1/dead-letters",
+      summary: "Jobs that ended failed, rejected or needs_reconciliation, newest first",
+      auth: true,
+      query: DeadLettersQuery,
+    },
+    async ({ caller, query }) => {
+      const account = accountOf(caller, query.account);
+      return { account, deadLetters: await deadLetters.list(account, 0, (query.limit ?? 100) - 1) };
+    },
+  );
+
+  router.add<{ jobId: string }, { account?: string }>(
+    {
+      method: "POST",
+      url: "/v1/dead-letters/:jobId/replay",
+      summary: "Run a dead letter again, with the same data and the same idempotency key",
+      auth: true,
+      params: JobParams,
+      query: AccountQuery,
+    },
+    async ({ caller, params, query, reply }) => {
+      const account = accountOf(caller, query.account);
+      if (!(await deadLetters.replay(account, params.jobId)))
+        throw notFound(`dead letter ${params.jobId}`);
+      return reply.code(202).send({ jobId: params.jobId, account, replayed: true });
+    },
+  );
+
+  router.add(
+    {
+      method: "GET",
+      url: "/v1/accounts",
+      summary: "The caller's accounts and which are paused",
+      auth: true,
+    },
+    async ({ caller }) => {
+      const paused = new Map((await pauses.list()).map((p) => [p.account, p]));
+      return {
+        accounts: caller.accounts.map((alias) => ({
+          alias,
+          paused: paused.has(alias),
+          ...(paused.has(alias) && { pause: paused.get(alias) }),
+        })),
+      };
+    },
+  );
+
+  router.add<{ alias: string }, undefined, { reason?: string } | undefined>(
+    {
+      method: "POST",
+      url: "/v1/accounts/:alias/pause",
+      summary: "Pause an account: no worker of any process takes its jobs until it is resumed",
+      auth: true,
+      params: AccountParams,
+      body: PauseBody,
+    },
+    async ({ caller, params, body }) => {
+      const account = accountOf(caller, params.alias);
+      await pauses.pause(account, body?.reason ?? "paused by an operator");
+      return { alias: account, paused: true };
+    },
+  );
+
+  router.add<{ alias: string }>(
+    {
+      method: "POST",
+      url: "/v1/accounts/:alias/resume",
+      summary: "Resume an account paused by an operator or by an authentication failure",
+      auth: true,
+      params: AccountParams,
+    },
+    async ({ caller, params }) => {
+      const account = accountOf(caller, params.alias);
+      await pauses.resume(account);
+      return { alias: account, paused: false };
+    },
+  );
+}

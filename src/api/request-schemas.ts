@@ -1,0 +1,72 @@
+import { z } from "zod";
+import { BATCH_KIND_NAMES } from "../batches/batch-kinds.js";
+import { JOB_KIND_NAMES } from "../queues/job-kinds.js";
+
+const flag = z.enum(["true", "false"]).transform((v) => v === "true");
+const account = z.string().min(1).max(32);
+const batchId = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]{1,64}$/, { message: "must be 1 to 64 letters, digits, '-' or '_'" });
+
+/** POST /v1/jobs: one job; the request is checked against the contract by the producer. */
+export const SubmitJobBody = z.strictObject({
+  kind: z.enum(JOB_KIND_NAMES),
+  account: account.optional(),
+  request: z.record(z.string(), z.unknown()),
+  idempotencyKey: z.string().optional(),
+  batchId: z.string().optional(),
+  reference: z.string().optional(),
+  metadata: z.record(z.string(), z.unknown()).optional(),
+});
+
+/** POST /v1/batches with a JSON body. */
+export const SubmitBatchBody = z.strictObject({
+  kind: z.enum(BATCH_KIND_NAMES),
+  account: account.optional(),
+  rows: z.array(z.unknown()),
+  dryRun: z.boolean().optional(),
+  allowPartial: z.boolean().optional(),
+  batchId: batchId.optional(),
+});
+
+/** POST /v1/batches with a text/csv body: the same options as query parameters. */
+export const SubmitBatchQuery = z.strictObject({
+  kind: z.enum(BATCH_KIND_NAMES),
+  account: account.optional(),
+  dryRun: flag.optional(),
+  allowPartial: flag.optional(),
+  batchId: batchId.optional(),
+});
+
+export const BatchParams = z.strictObject({ batchId });
+
+export const ResultsQuery = z.strictObject({ format: z.enum(["csv", "jsonl"]).optional() });
+
+export const JobParams = z.strictObject({
+  jobId: z
+    .string()
+    .regex(/^j_[0-9a-f]{40}$/, { message: "must be a job id (j_ and 40 hex digits)" }),
+});
+
+export const JobByKeyQuery = z.strictObject({
+  idempotencyKey: z.string().min(1).max(255),
+  account: account.optional(),
+});
+
+export const AccountQuery = z.strictObject({ account: account.optional() });
+
+export const DeadLettersQuery = z.strictObject({
+  account: account.optional(),
+  limit: z
+    .string()
+    .regex(/^\d+$/, { message: "must be a whole number" })
+    .transform(Number)
+    .refine((n) => n >= 1 && n <= 1000, { message: "must be 1 to 1000" })
+    .optional(),
+});
+
+export const AccountParams = z.strictObject({ alias: account });
+
+export const PauseBody = z
+  .strictObject({ reason: z.string().min(1).max(500).optional() })
+  .optional();

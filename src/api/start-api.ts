@@ -1,0 +1,47 @@
+import { createApiRouter } from "./api-app.js";
+import type { ApiDeps } from "./api-deps.js";
+import { registerBatchRoutes } from "./batch-routes.js";
+import { registerJobRoutes } from "./job-routes.js";
+import { registerOperatorRoutes } from "./operator-routes.js";
+import { registerSystemRoutes } from "./system-routes.js";
+
+export interface RunningApi {
+  /** http://host:port of the API. */
+  readonly url: string;
+  /** Stops accepting requests and waits for those in flight. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** Builds the API's Fastify app (not listening): every route, one error shape. */
+export function buildApi(deps: ApiDeps) {
+  const router = createApiRouter(deps);
+  let closing = false;
+  router.app.addHook("onClose", async () => {
+    closing = true;
+  });
+  registerSystemRoutes(router, () => closing);
+  registerJobRoutes(router);
+  registerBatchRoutes(router);
+  registerOperatorRoutes(router);
+  return router.app;
+}
+
+/** Starts the API on `host:port` (port 0: a free one). */
+export async function startApi(
+  deps: ApiDeps,
+  listen: { host: string; port: number },
+): Promise<RunningApi> {
+  const app = buildApi(deps);
+  await app.listen(listen);
+  const address = app.server.address();
+  const port = address && typeof address === "object" ? address.port : listen.port;
+  const host = listen.host.includes(":") ? `[${listen.host}]` : listen.host;
+  let closed: Promise<void> | undefined;
+  return {
+    url: `http://${host === "0.0.0.0" ? "127.0.0.1" : host}:${port}`,
+    close() {
+      closed ??= app.close();
+      return closed;
+    },
+  };
+}

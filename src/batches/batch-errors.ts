@@ -1,0 +1,47 @@
+/** One broken rule in one row of a batch: `column` is a column name ("" for the whole row). */
+export interface RowIssue {
+  /** `duplicate`: the row's reference is used by an earlier row or batch. */
+  readonly type: "invalid" | "duplicate";
+  readonly row: number;
+  readonly reference: string | undefined;
+  readonly column: string;
+  readonly rule: string;
+}
+
+/** A batch file that cannot be read at all: wrong header, malformed CSV, no rows. */
+export class BatchFileError extends Error {
+  readonly code: "invalid_header" | "invalid_csv" | "invalid_rows" | "empty_batch" | "too_large";
+  readonly problems: readonly string[];
+  constructor(code: BatchFileError["code"], problems: readonly string[]) {
+    super(problems.join("; "));
+    this.name = "BatchFileError";
+    this.code = code;
+    this.problems = problems;
+  }
+}
+
+/** A batch refused whole because some rows are invalid or duplicates; nothing was enqueued. */
+export class BatchRefusedError extends Error {
+  readonly code = "batch_refused";
+  readonly issues: readonly RowIssue[];
+  readonly rows: number;
+  constructor(rows: number, issues: readonly RowIssue[]) {
+    const bad = new Set(issues.map((i) => i.row)).size;
+    super(
+      `batch refused: ${bad} of ${rows} rows are invalid or duplicates; nothing was enqueued ` +
+        "(fix them, or accept the valid rows with allowPartial)",
+    );
+    this.name = "BatchRefusedError";
+    this.rows = rows;
+    this.issues = issues;
+  }
+}
+
+/** No batch with this id belongs to the caller's accounts. */
+export class BatchNotFoundError extends Error {
+  readonly code = "batch_not_found";
+  constructor(batchId: string) {
+    super(`no batch ${batchId}`);
+    this.name = "BatchNotFoundError";
+  }
+}

@@ -1,0 +1,60 @@
+import { Command, Option } from "commander";
+import { CliError } from "./cli-error.js";
+import { EXIT } from "./exit-codes.js";
+import { intOption } from "./int-option.js";
+import { type Operator, withOperator } from "./operator.js";
+import { runAction } from "./run-action.js";
+
+function accountOf(op: Operator, named: string | undefined): string {
+  const account = named ?? (op.accounts.length === 1 ? op.accounts[0] : undefined);
+  if (account === undefined || !op.accounts.includes(account))
+    throw new CliError(`--account: give one of ${op.accounts.join(", ")}`);
+  return account;
+}
+
+const accountOption = () =>
+  new Option("--account <alias>", "the account (default: the only one configured)");
+
+/** `moneyq dead-letters list|replay`: jobs that did not succeed, and running one again. */
+export function deadLettersCommand(): Command {
+  const command = new Command("dead-letters").description(
+    "jobs that ended failed, rejected or needs_reconciliation",
+  );
+  command
+    .command("list")
+    .description("the newest dead letters of an account")
+    .addOption(accountOption())
+    .option("--limit <n>", "how many", intOption(1, 10_000), 100)
+    .option("--json", "one JSON object per line", false)
+    .action(
+      runAction(async (flags: { account?: string; limit: number; json: boolean }) =>
+        withOperator(async (op) => {
+          const list = await op.deadLetters.list(accountOf(op, flags.account), 0, flags.limit - 1);
+          for (const d of list)
+            process.stdout.write(
+              flags.json
+                ? `${JSON.stringify(d)}\n`
+                : `${d.jobId}  ${d.kind}  ${d.result?.result ?? "failed"}  ${d.reference ?? "-"}  ${d.failedReason}\n`,
+            );
+          if (!flags.json) process.stderr.write(`${list.length} dead letters\n`);
+          return EXIT.ok;
+        }),
+      ),
+    );
+  command
+    .command("replay")
+    .description("run a dead letter again, with the same data and the same idempotency key")
+    .argument("<job-id>")
+    .addOption(accountOption())
+    .action(
+      runAction(async (jobId: string, flags: { account?: string }) =>
+        withOperator(async (op) => {
+          if (!(await op.deadLetters.replay(accountOf(op, flags.account), jobId)))
+            throw new CliError(`${jobId} is not a dead letter of this account`);
+          process.stdout.write(`${jobId} replayed\n`);
+          return EXIT.ok;
+        }),
+      ),
+    );
+  return command;
+}

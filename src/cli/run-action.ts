@@ -1,0 +1,46 @@
+import { BatchFileError, BatchNotFoundError, BatchRefusedError } from "../batches/batch-errors.js";
+import { BatchNotCancellableError } from "../batches/batches.js";
+import { ConfigError } from "../config.js";
+import { RedisUnavailableError } from "../embedded/service-redis.js";
+import { EnqueueValidationError } from "../queues/enqueue-error.js";
+import { CliError } from "./cli-error.js";
+import { EXIT } from "./exit-codes.js";
+import { formatIssues } from "./summary.js";
+
+/** Errors a user can act on: their message, and the exit code. Others are bugs: a stack. */
+function explain(error: unknown): { message: string; code: number } | undefined {
+  if (error instanceof CliError) return { message: error.message, code: error.exitCode };
+  if (error instanceof BatchRefusedError)
+    return { message: `${error.message}\n${formatIssues(error.issues)}`, code: EXIT.usage };
+  if (error instanceof BatchFileError)
+    return {
+      message: `cannot read the batch file (${error.code}):\n  ${error.problems.join("\n  ")}`,
+      code: EXIT.usage,
+    };
+  if (
+    error instanceof ConfigError ||
+    error instanceof EnqueueValidationError ||
+    error instanceof BatchNotFoundError ||
+    error instanceof BatchNotCancellableError ||
+    error instanceof RedisUnavailableError
+  )
+    return { message: error.message, code: EXIT.usage };
+  return undefined;
+}
+
+/** Wraps a command's action: known errors print their message and set the exit code. */
+export function runAction<A extends unknown[]>(
+  action: (...args: A) => Promise<number | undefined>,
+) {
+  return async (...args: A): Promise<void> => {
+    try {
+      const code = await action(...args);
+      process.exitCode = code ?? EXIT.ok;
+    } catch (error) {
+      const known = explain(error);
+      if (!known) throw error;
+      process.stderr.write(`moneyq: ${known.message}\n`);
+      process.exitCode = known.code;
+    }
+  };
+}

@@ -1,0 +1,24 @@
+import { Command, Option } from "commander";
+import { loadConfig } from "../config.js";
+import { closeOnSignals, ROLES, type Role, startService } from "../main.js";
+import { runAction } from "./run-action.js";
+
+/** `moneyq start`: the service (API, workers or both) until SIGTERM or SIGINT. */
+export function startCommand(): Command {
+  return new Command("start")
+    .description(
+      "run the service: the HTTP API, the workers, or both (README: configuration table)",
+    )
+    .addOption(
+      new Option("--role <role>", "what this process runs").choices([...ROLES]).default("all"),
+    )
+    .action(
+      runAction(async (flags: { role: Role }) => {
+        const service = await startService({ config: loadConfig(), role: flags.role });
+        closeOnSignals(service, service.logger);
+        // Runs until a signal; closeOnSignals exits the process.
+        await new Promise(() => undefined);
+        return undefined;
+      }),
+    );
+}
