@@ -135,7 +135,8 @@ export function createApiRouter(deps: ApiDeps): ApiRouter {
           const query = parsePart(spec.query, request.query, "query");
           const isStream = typeof (request.body as Readable | undefined)?.pipe === "function";
           if (isStream && !spec.bodyTypes?.includes("text/csv")) {
-            (request.body as Readable).destroy();
+            // Read and dropped, not destroyed: destroying it would close the socket before the answer.
+            (request.body as Readable).resume();
             throw new ApiError(
               415,
               "unsupported_media_type",

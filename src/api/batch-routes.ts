@@ -47,7 +47,7 @@ export function registerBatchRoutes(router: ApiRouter): void {
       if (isCsv) {
         const parsed = validate(SubmitBatchQuery, request.query ?? {});
         if (!parsed.success) {
-          (body as Readable).destroy();
+          (body as Readable).resume();
           throw invalidRequest(parsed.issues.map((i) => ({ ...i, field: `query.${i.field}` })));
         }
         options = parsed.data as SubmitQuery;
@@ -143,9 +143,11 @@ function limited(input: Readable, limit: number): Readable {
   const guard = new Transform({
     transform(chunk: Buffer, _encoding, done) {
       seen += chunk.length;
-      if (seen > limit)
-        done(new BatchFileError("too_large", [`the file is larger than ${limit} bytes`]));
-      else done(null, chunk);
+      if (seen <= limit) return done(null, chunk);
+      // The rest of the upload is read and dropped, so that the client gets the 413.
+      input.unpipe(guard);
+      input.resume();
+      done(new BatchFileError("too_large", [`the file is larger than ${limit} bytes`]));
     },
   });
   input.on("error", (error) => guard.destroy(error));

@@ -70,6 +70,9 @@ export function csvRows(input: Readable, kind: BatchKind): RowSource {
         yield { row, values: record };
       }
     } catch (error) {
+      // The rest is read and dropped: an HTTP upload must be consumed for its answer to arrive.
+      input.unpipe();
+      input.resume();
       throw asFileError(error, row + 1);
     }
     if (row === 0)
