@@ -72,7 +72,7 @@ describe("moneyq start on embedded defaults", () => {
       authorization: `Bearer ${EMBEDDED_DEV_TOKEN}`,
       "content-type": "application/json",
     };
-    const job = await (
+    const job = (await (
       await fetch(`${apiUrl}/v1/jobs`, {
         method: "POST",
         headers: auth,
@@ -90,12 +90,15 @@ describe("moneyq start on embedded defaults", () => {
           },
         }),
       })
-    ).json();
+    ).json()) as { jobId: string };
     const done = await until(
-      async () => (await fetch(`${apiUrl}/v1/jobs/${job.jobId}`, { headers: auth })).json(),
+      async () =>
+        (await (await fetch(`${apiUrl}/v1/jobs/${job.jobId}`, { headers: auth })).json()) as {
+          result?: { result: string; upstreamStatus: string };
+        },
       (body) => body.result?.result === "succeeded",
     );
-    expect(done.result.upstreamStatus).toBe("SUCCESSFUL");
+    expect(done.result?.upstreamStatus).toBe("SUCCESSFUL");
     child.kill("SIGTERM");
     expect(await exited).toBe(0);
   }, 60_000);

@@ -26,6 +26,7 @@ export interface ServiceHarness {
       csv?: string;
       headers?: Record<string, string>;
     },
+    // biome-ignore lint/suspicious/noExplicitAny: tests read answers of many shapes
   ): Promise<{ status: number; body: any; text: string; headers: Headers }>;
 }
 
@@ -90,7 +91,11 @@ export function useService(env: Record<string, string> = {}): ServiceHarness {
         headers["content-type"] ??= "application/json";
         body = typeof options.body === "string" ? options.body : JSON.stringify(options.body);
       }
-      const res = await fetch(`${running().apiUrl}${path}`, { method, headers, body });
+      const res = await fetch(`${running().apiUrl}${path}`, {
+        method,
+        headers,
+        ...(body !== undefined && { body }),
+      });
       const text = await res.text();
       let parsed: unknown;
       try {
