@@ -103,6 +103,7 @@ export interface BatchesOptions {
 
 /** Rows go to Redis in chunks of this many (one script or pipeline each). */
 const CHUNK = 1_000;
+const CHUNKS_IN_FLIGHT = 4;
 
 /** Claims references for a batch; returns the 1-based positions already held by another batch. */
 const CLAIM_SCRIPT = `
@@ -224,14 +225,13 @@ export class Batches {
       accepted.push({ row: raw.row, reference: converted.reference, envelope });
     }
     const batchId = options.batchId ?? this.#batchIdOf(account, options.source.digest());
-    const keyed = accepted.map((a) => ({
-      ...a,
-      envelope: {
-        ...a.envelope,
+    // Keyed in place: a second copy of every envelope would double the memory of a large file.
+    for (const a of accepted)
+      Object.assign(a.envelope, {
         batchId,
         idempotencyKey: deriveIdempotencyKey(account, batchId, a.reference),
-      } as JobEnvelope,
-    }));
+      });
+    const keyed = accepted;
     const earlier = await this.#heldElsewhere(account, batchId, keyed);
     let valid = keyed.filter((a) => !earlier.has(a.row));
     for (const a of keyed)
@@ -289,22 +289,18 @@ export class Batches {
       });
     }
     await this.#writeIssueLines(keys.rows, issues);
+    // A few chunks in flight at once: this process validates and serialises the next chunk
+    // while Redis runs the scripts of the last.
+    const inFlight = new Set<Promise<unknown>>();
     for (let i = 0; i < valid.length; i += CHUNK) {
+      if (inFlight.size >= CHUNKS_IN_FLIGHT) await Promise.race(inFlight);
       const chunk = valid.slice(i, i + CHUNK);
-      await this.#redis.moneyqSetRows(
-        keys.rows,
-        ...chunk.flatMap((a) => [
-          String(a.row),
-          JSON.stringify({
-            row: a.row,
-            reference: a.reference,
-            idempotencyKey: a.envelope.idempotencyKey,
-            result: "queued",
-          } satisfies ReportLine),
-        ]),
+      const sent: Promise<unknown> = this.#sendChunk(keys.rows, chunk).finally(() =>
+        inFlight.delete(sent),
       );
-      await this.#options.producer.enqueueEnvelopes(chunk.map((a) => a.envelope));
+      inFlight.add(sent);
     }
+    await Promise.all(inFlight);
     await this.#redis.moneyqBatchQueued(keys.meta, new Date().toISOString());
     return {
       batchId,
@@ -314,6 +310,22 @@ export class Batches {
       issues,
       status: await this.status(batchId),
     };
+  }
+
+  async #sendChunk(rowsKey: string, chunk: readonly Accepted[]): Promise<void> {
+    await this.#redis.moneyqSetRows(
+      rowsKey,
+      ...chunk.flatMap((a) => [
+        String(a.row),
+        JSON.stringify({
+          row: a.row,
+          reference: a.reference,
+          idempotencyKey: a.envelope.idempotencyKey,
+          result: "queued",
+        } satisfies ReportLine),
+      ]),
+    );
+    await this.#options.producer.enqueueEnvelopes(chunk.map((a) => a.envelope));
   }
 
   /** The batch's state and counters; BatchNotFoundError if there is none. */
