@@ -40,7 +40,7 @@ if (mode === "baseline") {
   });
   rows = report.accepted;
   const seconds = (performance.now() - started) / 1000;
-  await Promise.all([batches.close(), producer.close()]);
+  await producer.close();
   for await (const keys of connection.scanStream({
     match: `${prefix}:*`,
     count: 1000,

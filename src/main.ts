@@ -153,7 +153,6 @@ export async function startService(options: ServiceOptions): Promise<Service> {
       maxLen: config.pipeline.resultsMaxLen,
     });
     const batches = new Batches({ connection, prefix: config.redisPrefix, producer, results });
-    cleanup.push(["batches", () => batches.close()]);
     const queues = new Map(
       aliases.map((alias) => [
         alias,

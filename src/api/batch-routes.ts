@@ -3,7 +3,7 @@ import { BatchFileError, BatchRefusedError } from "../batches/batch-errors.js";
 import type { BatchKind } from "../batches/batch-kinds.js";
 import { csvRows, jsonRows } from "../batches/batch-rows.js";
 import { BatchNotCancellableError } from "../batches/batches.js";
-import { reportCsvHeader, reportCsvLine } from "../batches/report-format.js";
+import { renderReport } from "../batches/report-format.js";
 import { validate } from "../contract/field-issues.js";
 import type { ApiRouter } from "./api-app.js";
 import { ApiError, invalidRequest, notFound } from "./api-error.js";
@@ -104,16 +104,10 @@ export function registerBatchRoutes(router: ApiRouter): void {
       const csv =
         query.format === "csv" ||
         (query.format === undefined && String(request.headers.accept ?? "").includes("text/csv"));
-      const lines = batches.report(batchId);
-      async function* render() {
-        if (csv) yield `${reportCsvHeader()}\n`;
-        for await (const line of lines)
-          yield csv ? `${reportCsvLine(line)}\n` : `${JSON.stringify(line)}\n`;
-      }
       return reply
         .type(csv ? "text/csv; charset=utf-8" : "application/x-ndjson")
         .header("content-disposition", `attachment; filename="${batchId}.${csv ? "csv" : "jsonl"}"`)
-        .send(Readable.from(render()));
+        .send(Readable.from(renderReport(batches.report(batchId), csv ? "csv" : "jsonl")));
     },
   );
 

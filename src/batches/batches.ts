@@ -1,11 +1,9 @@
 import { createHash } from "node:crypto";
-import { Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import { EnqueueValidationError } from "../queues/enqueue-error.js";
 import { deriveIdempotencyKey, jobIdFor } from "../queues/idempotency-key.js";
 import type { JobEnvelope } from "../queues/job-envelope.js";
 import type { Producer } from "../queues/producer.js";
-import { accountQueueName } from "../queues/queue-names.js";
 import { RESULT_KINDS, type ResultKind } from "../results/job-result.js";
 import { batchKeys, type ReportLine, type ResultsStore } from "../results/results-store.js";
 import { BatchNotFoundError, BatchRefusedError, type RowIssue } from "./batch-errors.js";
@@ -163,7 +161,6 @@ interface Accepted {
 export class Batches {
   readonly #redis: BatchRedis;
   readonly #options: BatchesOptions;
-  readonly #queues = new Map<string, Queue>();
 
   constructor(options: BatchesOptions) {
     const redis = options.connection;
@@ -231,10 +228,9 @@ export class Batches {
         batchId,
         idempotencyKey: deriveIdempotencyKey(account, batchId, a.reference),
       });
-    const keyed = accepted;
-    const earlier = await this.#heldElsewhere(account, batchId, keyed);
-    let valid = keyed.filter((a) => !earlier.has(a.row));
-    for (const a of keyed)
+    const earlier = await this.#heldElsewhere(account, batchId, accepted);
+    let valid = accepted.filter((a) => !earlier.has(a.row));
+    for (const a of accepted)
       if (earlier.has(a.row)) issues.push(duplicateIssue(a, earlier.get(a.row) as string));
     issues.sort((a, b) => a.row - b.row);
     const counts = () => {
@@ -393,7 +389,6 @@ export class Batches {
     if (!["validating", "queued", "running"].includes(before))
       throw new BatchNotCancellableError(batchId, before);
     const status = await this.status(batchId);
-    const queue = this.#queue(status.account);
     let cancelled = 0;
     let inFlight = 0;
     let finished = 0;
@@ -410,7 +405,7 @@ export class Batches {
       }
       const jobId = jobIdFor(status.account, line.idempotencyKey);
       // BullMQ removes a job only if no worker holds it: then it can never be sent.
-      if ((await queue.remove(jobId)) === 1) {
+      if (await this.#options.producer.remove(status.account, jobId)) {
         const now = new Date();
         await this.#options.results.emit({
           jobId,
@@ -432,13 +427,6 @@ export class Batches {
       } else inFlight += 1;
     }
     return { batchId, cancelled, inFlight, finished, status: await this.status(batchId) };
-  }
-
-  /** Closes the queues this opened (not the connection). Safe to call twice. */
-  async close(): Promise<void> {
-    const queues = [...this.#queues.values()];
-    this.#queues.clear();
-    await Promise.allSettled(queues.map((q) => q.close()));
   }
 
   #batchIdOf(account: string, digest: string): string {
@@ -508,18 +496,6 @@ export class Batches {
       ]);
       if (args.length > 0) await this.#redis.hset(key, ...args);
     }
-  }
-
-  #queue(account: string): Queue {
-    let queue = this.#queues.get(account);
-    if (!queue) {
-      queue = new Queue(accountQueueName(account), {
-        connection: this.#options.connection,
-        prefix: this.#options.prefix,
-      });
-      this.#queues.set(account, queue);
-    }
-    return queue;
   }
 }
 

@@ -16,11 +16,11 @@ function cell(value: string | number | undefined): string {
   return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 
-export function reportCsvHeader(): string {
+function reportCsvHeader(): string {
   return COLUMNS.join(",");
 }
 
-export function reportCsvLine(line: ReportLine): string {
+function reportCsvLine(line: ReportLine): string {
   return [
     line.row,
     line.reference,
@@ -32,4 +32,16 @@ export function reportCsvLine(line: ReportLine): string {
   ]
     .map(cell)
     .join(",");
+}
+
+export type ReportFormat = "csv" | "jsonl";
+
+/** The report as text lines, each ending in a newline: a CSV header first, or JSON lines. */
+export async function* renderReport(
+  lines: AsyncIterable<ReportLine>,
+  format: ReportFormat,
+): AsyncGenerator<string> {
+  if (format === "csv") yield `${reportCsvHeader()}\n`;
+  for await (const line of lines)
+    yield format === "csv" ? `${reportCsvLine(line)}\n` : `${JSON.stringify(line)}\n`;
 }

@@ -4,7 +4,7 @@ import { extname } from "node:path";
 import { Command, Option } from "commander";
 import { BATCH_KIND_NAMES, type BatchKind } from "../batches/batch-kinds.js";
 import { csvRows, jsonRows, type RowSource } from "../batches/batch-rows.js";
-import { reportCsvHeader, reportCsvLine } from "../batches/report-format.js";
+import { renderReport } from "../batches/report-format.js";
 import { CliError } from "./cli-error.js";
 import { EXIT } from "./exit-codes.js";
 import { withOperator } from "./operator.js";
@@ -147,11 +147,8 @@ export function batchCommand(): Command {
       runAction(async (batchId: string, flags: { format: "csv" | "jsonl" }) =>
         withOperator(async (op) => {
           await op.batches.status(batchId);
-          if (flags.format === "csv") process.stdout.write(`${reportCsvHeader()}\n`);
-          for await (const line of op.batches.report(batchId))
-            process.stdout.write(
-              flags.format === "csv" ? `${reportCsvLine(line)}\n` : `${JSON.stringify(line)}\n`,
-            );
+          for await (const text of renderReport(op.batches.report(batchId), flags.format))
+            process.stdout.write(text);
           return EXIT.ok;
         }),
       ),

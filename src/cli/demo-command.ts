@@ -7,7 +7,7 @@ import { fileURLToPath } from "node:url";
 import { Command } from "commander";
 import type { BatchKind } from "../batches/batch-kinds.js";
 import type { BatchStatus } from "../batches/batches.js";
-import { reportCsvHeader, reportCsvLine } from "../batches/report-format.js";
+import { renderReport } from "../batches/report-format.js";
 import { loadConfig } from "../config.js";
 import { createLogger } from "../logger.js";
 import { EMBEDDED_DEV_TOKEN, type Service, startService } from "../main.js";
@@ -53,8 +53,7 @@ function summaryTable(statuses: readonly BatchStatus[]): string {
 
 async function writeReport(service: Service, batchId: string, path: string): Promise<void> {
   const out = createWriteStream(path);
-  out.write(`${reportCsvHeader()}\n`);
-  for await (const line of service.batches.report(batchId)) out.write(`${reportCsvLine(line)}\n`);
+  for await (const text of renderReport(service.batches.report(batchId), "csv")) out.write(text);
   await new Promise<void>((resolve, reject) =>
     out.end((error?: Error | null) => (error ? reject(error) : resolve())),
   );

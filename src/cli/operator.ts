@@ -53,7 +53,7 @@ export async function withOperator<T>(use: (operator: Operator) => Promise<T>): 
   try {
     return await use({ config, connection, accounts, producer, batches, results, deadLetters });
   } finally {
-    await Promise.allSettled([batches.close(), producer.close()]);
+    await producer.close().catch(() => undefined);
     await connection.quit().catch(() => connection.disconnect());
   }
 }

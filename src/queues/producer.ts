@@ -124,6 +124,11 @@ export class Producer {
     return parsed.data as JobEnvelope;
   }
 
+  /** Removes a job no worker holds (BullMQ refuses one that is locked); true if removed. */
+  async remove(account: string, jobId: string): Promise<boolean> {
+    return (await this.#queue(account).remove(jobId)) === 1;
+  }
+
   /** Closes the queues this producer opened (not the connection). Safe to call twice. */
   async close(): Promise<void> {
     const queues = [...this.#queues.values()];

@@ -410,6 +410,24 @@ describe("batches", () => {
     expect((await effectKeys("acct_alpha")).length).toBe(before.length + 1);
   });
 
+  it("a job a worker takes after its batch was cancelled ends cancelled, never sent", async () => {
+    // A cancel cannot remove a job a worker holds; the check in the rate-gate script stops it.
+    // Marking the batch without removing its jobs puts every job in that position.
+    await h.api("POST", "/v1/accounts/alpha/pause");
+    const before = await effectKeys("acct_alpha");
+    const res = await h.api("POST", "/v1/batches?kind=payout.bank", { csv: bankCsv("held", 20) });
+    const id = res.body.batchId;
+    await h.redis().hset(`${h.config().redisPrefix}:batch:${id}`, "state", "cancelled");
+    await h.api("POST", "/v1/accounts/alpha/resume");
+    const done = await finished(id);
+    expect(done.body).toMatchObject({
+      state: "cancelled",
+      finished: 20,
+      counts: { cancelled: 20, succeeded: 0 },
+    });
+    expect(await effectKeys("acct_alpha")).toHaveLength(before.length);
+  });
+
   it("keeps each token to its own accounts' batches", async () => {
     const res = await h.api("POST", "/v1/batches?kind=payout.bank", { csv: bankCsv("iso", 2) });
     const id = res.body.batchId;

@@ -1,3 +1,4 @@
+import type { Redis } from "ioredis";
 import { afterAll, beforeAll } from "vitest";
 import { type Config, loadConfig } from "../../src/config.js";
 import { createLogger } from "../../src/logger.js";
@@ -16,6 +17,8 @@ export interface ServiceHarness {
   service(): Service;
   config(): Config;
   env(): Record<string, string>;
+  /** A connection to the service's Redis, closed after the file's tests. */
+  redis(): Redis;
   /** Calls the API over its real port; `csv` sends a text/csv body. */
   api(
     method: string,
@@ -44,6 +47,7 @@ export function useService(env: Record<string, string> = {}): ServiceHarness {
   });
   const redis = useTestRedis("api");
   let service: Service | undefined;
+  let connection: Redis | undefined;
   let fullEnv: Record<string, string> = {};
   beforeAll(async () => {
     fullEnv = {
@@ -79,6 +83,10 @@ export function useService(env: Record<string, string> = {}): ServiceHarness {
     service: running,
     config: () => loadConfig(fullEnv),
     env: () => fullEnv,
+    redis: () => {
+      connection ??= redis.connect();
+      return connection;
+    },
     async api(method, path, options = {}) {
       const headers: Record<string, string> = { ...options.headers };
       const token = options.token === undefined ? ALPHA_TOKEN : options.token;
