@@ -29,6 +29,15 @@ export interface Config {
   /** Rate and concurrency of an account configured without its own (and of the embedded one). */
   readonly accountDefaults: { readonly ratePerSecond: number; readonly concurrency: number };
   readonly api: ApiConfig;
+  readonly metrics: MetricsConfig;
+}
+
+export interface MetricsConfig {
+  /** Where a worker-only process serves /metrics (API processes serve it on the API). */
+  readonly host: string;
+  readonly port: number;
+  /** How long a scrape's Redis readings (queue depth, backlog) are reused. */
+  readonly cacheMs: number;
 }
 
 export interface ApiConfig {
@@ -99,6 +108,9 @@ export const CONFIG_DEFAULTS = Object.freeze({
   MONEYQ_API_HOST: "127.0.0.1",
   MONEYQ_API_PORT: 8080,
   MONEYQ_API_BODY_LIMIT_BYTES: 64 * 1024 * 1024,
+  MONEYQ_METRICS_HOST: "127.0.0.1",
+  MONEYQ_METRICS_PORT: 9464,
+  MONEYQ_METRICS_CACHE_MS: 2_000,
 });
 
 /** Alias of the account configured by PAYMENTS_API_KEY. */
@@ -132,6 +144,9 @@ export const KNOWN_VARIABLES = [
   "MONEYQ_API_PORT",
   "MONEYQ_API_BODY_LIMIT_BYTES",
   "MONEYQ_API_TOKENS",
+  "MONEYQ_METRICS_HOST",
+  "MONEYQ_METRICS_PORT",
+  "MONEYQ_METRICS_CACHE_MS",
 ] as const;
 
 export interface ConfigIssue {
@@ -319,22 +334,26 @@ export function loadConfig(env: Env = process.env): Config {
       rule: "required when an API key is configured (unset every key to use the embedded sandbox)",
     });
   }
-  const api: ApiConfig = Object.freeze({
-    host: check(
-      "MONEYQ_API_HOST",
+  const host = (name: "MONEYQ_API_HOST" | "MONEYQ_METRICS_HOST") =>
+    check(
+      name,
       matching(/^[A-Za-z0-9.:-]{1,255}$/, "must be a host name or IP address"),
-      CONFIG_DEFAULTS.MONEYQ_API_HOST,
-    ),
-    port: Number(
+      CONFIG_DEFAULTS[name],
+    );
+  const port = (name: "MONEYQ_API_PORT" | "MONEYQ_METRICS_PORT") =>
+    Number(
       check(
-        "MONEYQ_API_PORT",
+        name,
         matching(/^\d{1,5}$/, "must be a port number, 0 to 65535").refine(
           (v) => Number(v) <= 65_535,
           { message: "must be a port number, 0 to 65535" },
         ),
-        String(CONFIG_DEFAULTS.MONEYQ_API_PORT),
+        String(CONFIG_DEFAULTS[name]),
       ),
-    ),
+    );
+  const api: ApiConfig = Object.freeze({
+    host: host("MONEYQ_API_HOST"),
+    port: port("MONEYQ_API_PORT"),
     bodyLimitBytes: int("MONEYQ_API_BODY_LIMIT_BYTES"),
     tokens: Object.freeze(
       readTokens(
@@ -344,6 +363,11 @@ export function loadConfig(env: Env = process.env): Config {
         paymentsApiUrl === undefined ? [DEFAULT_ACCOUNT_ALIAS] : accounts.map((a) => a.alias),
       ),
     ),
+  });
+  const metrics: MetricsConfig = Object.freeze({
+    host: host("MONEYQ_METRICS_HOST"),
+    port: port("MONEYQ_METRICS_PORT"),
+    cacheMs: int("MONEYQ_METRICS_CACHE_MS", wholeNumber),
   });
   if (issues.length > 0) throw new ConfigError(issues);
 
@@ -359,6 +383,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhook,
     accountDefaults: Object.freeze({ ratePerSecond: rate, concurrency }),
     api,
+    metrics,
   });
 }
 

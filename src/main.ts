@@ -1,5 +1,5 @@
 import { Queue } from "bullmq";
-import { collectDefaultMetrics, Registry } from "prom-client";
+import type { Registry } from "prom-client";
 import { type RunningApi, startApi } from "./api/start-api.js";
 import { Batches } from "./batches/batches.js";
 import {
@@ -11,6 +11,9 @@ import {
 } from "./config.js";
 import { redactUrl, serviceRedis } from "./embedded/service-redis.js";
 import { createLogger, type Logger } from "./logger.js";
+import { createMetricsRegistry } from "./metrics/metrics-registry.js";
+import { type RunningMetricsServer, startMetricsServer } from "./metrics/metrics-server.js";
+import { registerRedisMetrics } from "./metrics/redis-metrics.js";
 import { type RunningWorkers, startWorkers } from "./processors/start-workers.js";
 import { AccountPauses } from "./queues/account-pauses.js";
 import { DeadLetters } from "./queues/dead-letters.js";
@@ -37,6 +40,8 @@ export interface ServiceOptions {
   readonly logger?: Logger;
   /** Overrides config.api.port (0: a free port; the demo uses it). */
   readonly apiPort?: number;
+  /** Overrides config.metrics.port of a worker-only process (0: a free port). */
+  readonly metricsPort?: number;
 }
 
 export interface Service {
@@ -45,6 +50,8 @@ export interface Service {
   readonly startupMessage: string;
   /** The API's address; undefined in a worker-only process. */
   readonly apiUrl: string | undefined;
+  /** Where this process serves /metrics: the API's, or a worker-only process's metrics port. */
+  readonly metricsUrl: string;
   /** The upstream's base URL (the embedded sandbox's when none is configured). */
   readonly upstreamUrl: string;
   readonly redisUrl: string;
@@ -136,8 +143,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
       );
     }
 
-    const registry = new Registry();
-    collectDefaultMetrics({ register: registry, prefix: "moneyq_" });
+    const registry = createMetricsRegistry(role);
     const aliases = accounts.map((a) => a.alias);
     const producer = new Producer({
       connection,
@@ -173,6 +179,26 @@ export async function startService(options: ServiceOptions): Promise<Service> {
             registry,
           });
     if (workers) cleanup.push(["workers", () => workers.close()]);
+    const pauses = workers?.pauses ?? new AccountPauses(connection, config.redisPrefix, queues);
+    registerRedisMetrics(registry, {
+      connection,
+      prefix: config.redisPrefix,
+      queues,
+      pauses,
+      resultsStreamKey: results.streamKey,
+      cacheMs: config.metrics.cacheMs,
+    });
+    let metricsServer: RunningMetricsServer | undefined;
+    if (role === "worker") {
+      metricsServer = await startMetricsServer({
+        registry,
+        host: config.metrics.host,
+        port: options.metricsPort ?? config.metrics.port,
+      });
+      const running = metricsServer;
+      cleanup.push(["metrics server", () => running.close()]);
+      logger.info({ metrics: running.url }, `metrics at ${running.url}/metrics`);
+    }
 
     const tokens = config.api.tokens.length === 0 && embedded ? [devToken()] : config.api.tokens;
     let shuttingDown = false;
@@ -189,7 +215,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
           batches,
           results,
           queues,
-          pauses: workers?.pauses ?? new AccountPauses(connection, config.redisPrefix, queues),
+          pauses,
           deadLetters: new DeadLetters(connection, config.redisPrefix, results),
           registry,
           logger,
@@ -217,6 +243,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
       role,
       startupMessage,
       apiUrl: api?.url,
+      metricsUrl: metricsServer ? `${metricsServer.url}/metrics` : `${api?.url}/metrics`,
       upstreamUrl,
       redisUrl: redis.url,
       embeddedRedis: redis.embeddedBecause !== undefined,

@@ -1,3 +1,4 @@
+import { listenUrl } from "../listen-url.js";
 import { createApiRouter } from "./api-app.js";
 import type { ApiDeps } from "./api-deps.js";
 import { registerBatchRoutes } from "./batch-routes.js";
@@ -33,12 +34,9 @@ export async function startApi(
 ): Promise<RunningApi> {
   const app = buildApi(deps);
   await app.listen(listen);
-  const address = app.server.address();
-  const port = address && typeof address === "object" ? address.port : listen.port;
-  const host = listen.host.includes(":") ? `[${listen.host}]` : listen.host;
   let closed: Promise<void> | undefined;
   return {
-    url: `http://${host === "0.0.0.0" ? "127.0.0.1" : host}:${port}`,
+    url: listenUrl(app.server, listen.host),
     close() {
       closed ??= app.close();
       return closed;

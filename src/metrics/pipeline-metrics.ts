@@ -1,14 +1,20 @@
-import { Counter, Gauge, Histogram, type Registry } from "prom-client";
+import { Counter, Histogram, type Registry } from "prom-client";
+
+export const RATE_LIMIT_SOURCES = ["upstream", "local"] as const;
+export const WEBHOOK_OUTCOMES = ["delivered", "retry", "failed", "blocked"] as const;
 
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 const JOB_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600];
 
 /**
- * What the pipeline records. Labels are bounded: queue, kind, result, operation, status
- * class, reason, and account alias (a configured, bounded set); never ids or keys.
+ * What the pipeline records. Labels are bounded: queue, kind, result, code (moneyq's stable
+ * error codes), operation, status class, reason, and account alias (a configured, bounded
+ * set); never ids, keys or amounts. Readings of Redis (queue depth, backlog, paused
+ * accounts) are collected at scrape time instead (redis-metrics.ts).
  */
 export interface PipelineMetrics {
-  readonly jobsFinished: Counter<"account" | "kind" | "result">;
+  readonly jobsFinished: Counter<"queue" | "account" | "kind" | "result">;
+  readonly jobErrors: Counter<"account" | "kind" | "result" | "code">;
   readonly jobDuration: Histogram<"account" | "kind" | "result">;
   readonly jobProcessingDuration: Histogram<"account" | "kind" | "result">;
   readonly upstreamRequests: Counter<"account" | "operation" | "status_class">;
@@ -16,17 +22,29 @@ export interface PipelineMetrics {
   readonly retries: Counter<"account" | "kind" | "reason">;
   readonly rateLimitPauses: Counter<"account" | "source">;
   readonly rateLimitPauseSeconds: Counter<"account" | "source">;
-  readonly accountsPaused: Gauge<"account">;
   readonly webhookDeliveries: Counter<"outcome">;
 }
 
-export function createPipelineMetrics(registry: Registry): PipelineMetrics {
+/**
+ * Defines the pipeline's metrics on `registry`. The pause and webhook counters of every
+ * configured account start at zero, so a dashboard shows 0 rather than no data.
+ */
+export function createPipelineMetrics(
+  registry: Registry,
+  accounts: readonly string[],
+): PipelineMetrics {
   const registers = [registry];
-  return {
+  const metrics: PipelineMetrics = {
     jobsFinished: new Counter({
       name: "moneyq_jobs_finished_total",
-      help: "Jobs that reached their terminal result.",
-      labelNames: ["account", "kind", "result"],
+      help: "Jobs that reached their terminal result; queue is the account's queue.",
+      labelNames: ["queue", "account", "kind", "result"],
+      registers,
+    }),
+    jobErrors: new Counter({
+      name: "moneyq_job_errors_total",
+      help: "Terminal results other than succeeded, by moneyq's stable error code.",
+      labelNames: ["account", "kind", "result", "code"],
       registers,
     }),
     jobDuration: new Histogram({
@@ -74,12 +92,6 @@ export function createPipelineMetrics(registry: Registry): PipelineMetrics {
       labelNames: ["account", "source"],
       registers,
     }),
-    accountsPaused: new Gauge({
-      name: "moneyq_account_paused",
-      help: "1 while an account's queue is paused because the provider refused its key.",
-      labelNames: ["account"],
-      registers,
-    }),
     webhookDeliveries: new Counter({
       name: "moneyq_webhook_deliveries_total",
       help: "Webhook delivery attempts: delivered, retry (will try again), failed (gave up) or blocked (address refused).",
@@ -87,4 +99,12 @@ export function createPipelineMetrics(registry: Registry): PipelineMetrics {
       registers,
     }),
   };
+  for (const account of accounts) {
+    for (const source of RATE_LIMIT_SOURCES) {
+      metrics.rateLimitPauses.inc({ account, source }, 0);
+      metrics.rateLimitPauseSeconds.inc({ account, source }, 0);
+    }
+  }
+  for (const outcome of WEBHOOK_OUTCOMES) metrics.webhookDeliveries.inc({ outcome }, 0);
+  return metrics;
 }

@@ -122,7 +122,9 @@ export function createJobProcessor(deps: ProcessorDeps, worker: () => Worker) {
         kind: envelope.kind in JOB_KINDS ? envelope.kind : "unknown",
         result: result.result,
       };
-      metrics.jobsFinished.inc(labels);
+      metrics.jobsFinished.inc({ queue: job.queueName, ...labels });
+      if (result.result !== "succeeded")
+        metrics.jobErrors.inc({ ...labels, code: result.code ?? "none" });
       metrics.jobDuration.observe(labels, result.durationMs / 1000);
       metrics.jobProcessingDuration.observe(
         labels,

@@ -25,6 +25,8 @@ export interface StartWorkersOptions {
   readonly connection: Redis;
   readonly logger: Logger;
   readonly registry: Registry;
+  /** What the workers record; default: the pipeline's metrics defined on `registry`. */
+  readonly metrics?: PipelineMetrics;
   /** Shared by every account's client; default: a Pool of the workers' own. */
   readonly dispatcher?: Dispatcher;
   readonly onResult?: (result: JobResult) => Promise<void>;
@@ -82,10 +84,13 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
       new Queue(accountQueueName(a.alias), { connection, prefix: config.redisPrefix }),
     ]),
   );
-  const metrics = createPipelineMetrics(options.registry);
-  const pauses = new AccountPauses(connection, config.redisPrefix, queues, (account, paused) =>
-    metrics.accountsPaused.set({ account }, paused ? 1 : 0),
-  );
+  const metrics =
+    options.metrics ??
+    createPipelineMetrics(
+      options.registry,
+      accountList.map((a) => a.alias),
+    );
+  const pauses = new AccountPauses(connection, config.redisPrefix, queues);
   // Results are emitted on a connection of their own with auto-pipelining: the results of
   // concurrent jobs leave in one write. BullMQ's connections keep it off (it has been reported
   // to lose job data there), and so does the rate gate, whose replies must not wait for a batch.
@@ -96,8 +101,6 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
     maxLen: config.pipeline.resultsMaxLen,
   });
   const gate = new RateGate(connection, config.redisPrefix, config.pipeline.rateWindowMarginMs);
-  for (const paused of await pauses.list())
-    metrics.accountsPaused.set({ account: paused.account }, 1);
 
   // Before any worker runs, so the relay's consumer group exists before the first result.
   const webhooks = config.webhook

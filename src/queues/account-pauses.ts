@@ -16,32 +16,21 @@ export class AccountPauses {
   readonly #key: string;
   readonly #queues: ReadonlyMap<string, Queue>;
 
-  readonly #onChange: (account: string, paused: boolean) => void;
-
-  /** `onChange` hears every pause and resume (the paused-account metric follows it). */
-  constructor(
-    redis: Redis,
-    prefix: string,
-    queues: ReadonlyMap<string, Queue>,
-    onChange: (account: string, paused: boolean) => void = () => undefined,
-  ) {
+  constructor(redis: Redis, prefix: string, queues: ReadonlyMap<string, Queue>) {
     this.#redis = redis;
     this.#key = `${prefix}:paused-accounts`;
     this.#queues = queues;
-    this.#onChange = onChange;
   }
 
   async pause(account: string, reason: string): Promise<void> {
     await this.#queue(account).pause();
     const entry: AccountPause = { account, reason, pausedAt: new Date().toISOString() };
     await this.#redis.hset(this.#key, account, JSON.stringify(entry));
-    this.#onChange(account, true);
   }
 
   async resume(account: string): Promise<void> {
     await this.#redis.hdel(this.#key, account);
     await this.#queue(account).resume();
-    this.#onChange(account, false);
   }
 
   async list(): Promise<AccountPause[]> {

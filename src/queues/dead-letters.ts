@@ -47,7 +47,7 @@ export class DeadLetters {
       const job = (await queue.getJob(jobId)) as Job<JobData> | undefined;
       if (!job || !(await job.isFailed())) return false;
       // The replay's outcome becomes the job's new terminal result.
-      await this.#results.forget(jobId);
+      await this.#results.forget(account, jobId);
       if (job.data.state !== undefined) await job.updateData({ envelope: job.data.envelope });
       await job.retry("failed");
       return true;

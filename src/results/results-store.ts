@@ -1,10 +1,22 @@
 import type { Redis } from "ioredis";
 import { JobResult } from "./job-result.js";
 
+/**
+ * A needs_reconciliation result joins its account's reconciliation backlog (a sorted set by
+ * time, trimmed to the retention); replaying the job takes it out (ResultsStore.forget).
+ * KEYS[3] the backlog; ARGV[4] result, ARGV[5] now in ms, ARGV[6] job id.
+ */
+const BACKLOG_LUA = `
+if ARGV[4] == 'needs_reconciliation' then
+  redis.call('ZADD', KEYS[3], ARGV[5], ARGV[6])
+  redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', tonumber(ARGV[5]) - tonumber(ARGV[2]))
+end`;
+
 /** Sets the job's result marker and appends to the stream only if the marker is new: one result per job. */
 const EMIT_SCRIPT = `
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*', 'result', ARGV[1])
+${BACKLOG_LUA}
   return 1
 end
 return 0`;
@@ -13,56 +25,60 @@ return 0`;
  * As EMIT_SCRIPT, and in the same step the row of the job's batch, if the batch exists: its
  * report line, its counters (a replayed row moves from its old result to its new one) and
  * its state once every accepted row has a result. One script, so no crash can count a
- * result twice or lose one.
+ * result twice or lose one. KEYS[4] batch meta, KEYS[5] batch rows; ARGV[7] row, ARGV[8]
+ * report line, ARGV[9] finishedAt.
  */
 const EMIT_BATCH_SCRIPT = `
 if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 0 end
 redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*', 'result', ARGV[1])
-if redis.call('EXISTS', KEYS[3]) == 0 then return 1 end
-local previous = redis.call('HGET', KEYS[4], ARGV[4])
+${BACKLOG_LUA}
+if redis.call('EXISTS', KEYS[4]) == 0 then return 1 end
+local previous = redis.call('HGET', KEYS[5], ARGV[7])
 local before = previous and cjson.decode(previous).result or 'queued'
 if before == 'queued' then
-  redis.call('HINCRBY', KEYS[3], 'done', 1)
+  redis.call('HINCRBY', KEYS[4], 'done', 1)
 else
-  redis.call('HINCRBY', KEYS[3], 'n:' .. before, -1)
+  redis.call('HINCRBY', KEYS[4], 'n:' .. before, -1)
 end
-redis.call('HINCRBY', KEYS[3], 'n:' .. ARGV[5], 1)
-redis.call('HSET', KEYS[4], ARGV[4], ARGV[6])
-local meta = redis.call('HMGET', KEYS[3], 'state', 'accepted', 'done', 'n:succeeded', 'skipped')
+redis.call('HINCRBY', KEYS[4], 'n:' .. ARGV[4], 1)
+redis.call('HSET', KEYS[5], ARGV[7], ARGV[8])
+local meta = redis.call('HMGET', KEYS[4], 'state', 'accepted', 'done', 'n:succeeded', 'skipped')
 local state = meta[1]
 if state == 'queued' or state == 'validating' then
   state = 'running'
-  redis.call('HSET', KEYS[3], 'state', state, 'startedAt', ARGV[7])
+  redis.call('HSET', KEYS[4], 'state', state, 'startedAt', ARGV[9])
 end
 if tonumber(meta[3]) >= tonumber(meta[2]) and state ~= 'validating' then
   if state ~= 'cancelled' then
     local ok = tonumber(meta[4]) == tonumber(meta[2]) and tonumber(meta[5]) == 0
     state = ok and 'completed' or 'completed_with_failures'
   end
-  redis.call('HSET', KEYS[3], 'state', state, 'finishedAt', ARGV[7])
+  redis.call('HSET', KEYS[4], 'state', state, 'finishedAt', ARGV[9])
 end
 return 1`;
 
+type EmitKeys = [marker: string, stream: string, backlog: string];
+type EmitArgs = [
+  json: string,
+  ttlMs: string,
+  maxLen: string,
+  result: string,
+  nowMs: string,
+  jobId: string,
+];
+
 type EmittingRedis = Redis & {
-  moneyqEmitResult(
-    marker: string,
-    stream: string,
-    result: string,
-    ttlMs: string,
-    maxLen: string,
-  ): Promise<number>;
+  moneyqEmitResult(...args: [...EmitKeys, ...EmitArgs]): Promise<number>;
   moneyqEmitBatchResult(
-    marker: string,
-    stream: string,
-    batch: string,
-    rows: string,
-    result: string,
-    ttlMs: string,
-    maxLen: string,
-    row: string,
-    kind: string,
-    line: string,
-    now: string,
+    ...args: [
+      ...EmitKeys,
+      batch: string,
+      rows: string,
+      ...EmitArgs,
+      row: string,
+      line: string,
+      finishedAt: string,
+    ]
   ): Promise<number>;
 };
 
@@ -92,6 +108,11 @@ export function batchKeys(prefix: string, batchId: string) {
   return { meta: `${prefix}:batch:${batchId}`, rows: `${prefix}:batch:${batchId}:rows` };
 }
 
+/** An account's reconciliation backlog: ids of its jobs whose last result is needs_reconciliation. */
+export function backlogKey(prefix: string, account: string): string {
+  return `${prefix}:needs-reconciliation:${account}`;
+}
+
 export function reportLineOf(result: JobResult): ReportLine {
   return {
     row: result.row ?? 0,
@@ -115,8 +136,8 @@ export class ResultsStore {
   constructor(redis: Redis, options: ResultsStoreOptions) {
     // A defined command runs by SHA: the script's text is not sent with every result.
     if (!("moneyqEmitResult" in redis)) {
-      redis.defineCommand("moneyqEmitResult", { numberOfKeys: 2, lua: EMIT_SCRIPT });
-      redis.defineCommand("moneyqEmitBatchResult", { numberOfKeys: 4, lua: EMIT_BATCH_SCRIPT });
+      redis.defineCommand("moneyqEmitResult", { numberOfKeys: 3, lua: EMIT_SCRIPT });
+      redis.defineCommand("moneyqEmitBatchResult", { numberOfKeys: 5, lua: EMIT_BATCH_SCRIPT });
     }
     this.#redis = redis;
     this.#options = options;
@@ -126,30 +147,29 @@ export class ResultsStore {
   /** Records `result` as the job's terminal result; false if the job already had one. */
   async emit(result: JobResult): Promise<boolean> {
     const redis = this.#redis as EmittingRedis;
-    const json = JSON.stringify(result);
-    const ttl = String(this.#options.retentionMs);
-    const maxLen = String(this.#options.maxLen);
-    if (result.batchId === undefined || result.row === undefined) {
-      const added = await redis.moneyqEmitResult(
-        this.#markerKey(result.jobId),
-        this.streamKey,
-        json,
-        ttl,
-        maxLen,
-      );
-      return added === 1;
-    }
-    const keys = batchKeys(this.#options.prefix, result.batchId);
-    const added = await redis.moneyqEmitBatchResult(
+    const keys: EmitKeys = [
       this.#markerKey(result.jobId),
       this.streamKey,
-      keys.meta,
-      keys.rows,
-      json,
-      ttl,
-      maxLen,
-      String(result.row),
+      backlogKey(this.#options.prefix, result.account),
+    ];
+    const args: EmitArgs = [
+      JSON.stringify(result),
+      String(this.#options.retentionMs),
+      String(this.#options.maxLen),
       result.result,
+      String(Date.now()),
+      result.jobId,
+    ];
+    if (result.batchId === undefined || result.row === undefined) {
+      return (await redis.moneyqEmitResult(...keys, ...args)) === 1;
+    }
+    const batch = batchKeys(this.#options.prefix, result.batchId);
+    const added = await redis.moneyqEmitBatchResult(
+      ...keys,
+      batch.meta,
+      batch.rows,
+      ...args,
+      String(result.row),
       JSON.stringify(reportLineOf(result)),
       result.finishedAt,
     );
@@ -162,9 +182,13 @@ export class ResultsStore {
     return raw === null ? undefined : JobResult.parse(JSON.parse(raw));
   }
 
-  /** Forgets a job's result so that a replay can emit a new one. */
-  async forget(jobId: string): Promise<void> {
-    await this.#redis.del(this.#markerKey(jobId));
+  /** Forgets a job's result (and takes it out of the reconciliation backlog) so that a replay can emit a new one. */
+  async forget(account: string, jobId: string): Promise<void> {
+    await this.#redis
+      .multi()
+      .del(this.#markerKey(jobId))
+      .zrem(backlogKey(this.#options.prefix, account), jobId)
+      .exec();
   }
 
   #markerKey(jobId: string): string {

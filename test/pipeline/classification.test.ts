@@ -1,5 +1,7 @@
 import { Job, Queue } from "bullmq";
+import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
+import { registerRedisMetrics } from "../../src/metrics/redis-metrics.js";
 import type { JobInput } from "../../src/queues/job-envelope.js";
 import { accountQueueName } from "../../src/queues/queue-names.js";
 import { DEMO_API_KEY } from "../../src/sandbox/index.js";
@@ -16,6 +18,20 @@ const ACCOUNTS = {
   plain: {},
 };
 const BROKEN_KEY = "sk_sandbox_classify_broken_0001";
+
+/** A scrape-time gauge as a process's registry would read it now. */
+async function gauge(name: string) {
+  const registry = new Registry();
+  registerRedisMetrics(registry, {
+    connection: p.connection(),
+    prefix: p.config().redisPrefix,
+    queues: p.workers().queues,
+    pauses: p.workers().pauses,
+    resultsStreamKey: p.workers().results.streamKey,
+    cacheMs: 0,
+  });
+  return (await registry.getSingleMetric(name)?.get())?.values;
+}
 
 const p = usePipeline(
   {
@@ -137,7 +153,7 @@ describe("each row of the classification table, driven through the sandbox", () 
       prefix: p.config().redisPrefix,
     });
     await (await Job.fromId(queue, r1.jobId))?.remove();
-    await p.workers().results.forget(r1.jobId);
+    await p.workers().results.forget("default", r1.jobId);
     await queue.close();
     const r2 = await run({
       ...first,
@@ -244,6 +260,9 @@ describe("each row of the classification table, driven through the sandbox", () 
       request: { body: { currency: "ZAR" } },
     });
     expect(r).toMatchObject({ result: "needs_reconciliation", code: "outcome_unknown" });
+    expect(await gauge("moneyq_needs_reconciliation_jobs")).toContainEqual(
+      expect.objectContaining({ labels: { account: "dropper" }, value: 1 }),
+    );
     const after = (await p.sb.control("GET", "/requests", { query: { accountId: "acct_dropper" } }))
       .body.data.requests;
     expect(
@@ -265,7 +284,7 @@ describe("each row of the classification table, driven through the sandbox", () 
         reason: expect.stringContaining("unknown sandbox API key"),
       }),
     ]);
-    expect((await p.workers().metrics.accountsPaused.get()).values).toContainEqual(
+    expect(await gauge("moneyq_account_paused")).toContainEqual(
       expect.objectContaining({ labels: { account: "broken" }, value: 1 }),
     );
     const queue = new Queue(accountQueueName("broken"), {
@@ -281,7 +300,7 @@ describe("each row of the classification table, driven through the sandbox", () 
       body: { accountId: "acct_broken", apiKey: BROKEN_KEY },
     });
     await p.workers().pauses.resume("broken");
-    expect((await p.workers().metrics.accountsPaused.get()).values).toContainEqual(
+    expect(await gauge("moneyq_account_paused")).toContainEqual(
       expect.objectContaining({ labels: { account: "broken" }, value: 0 }),
     );
     for (const e of enqueued) expect((await p.resultOf(e.jobId)).result).toBe("succeeded");

@@ -66,7 +66,7 @@ describe("producers", () => {
       prefix: p.config().redisPrefix,
     });
     await (await Job.fromId(queue, jobId))?.remove();
-    await p.workers().results.forget(jobId);
+    await p.workers().results.forget("default", jobId);
     await queue.close();
     const again = await p.producer().enqueue(job as JobInput);
     expect(again).toEqual({ jobId, account: "default", idempotencyKey });

@@ -1,0 +1,149 @@
+import type { Queue } from "bullmq";
+import type { Redis } from "ioredis";
+import { Gauge, type Registry } from "prom-client";
+import type { AccountPauses } from "../queues/account-pauses.js";
+import { backlogKey } from "../results/results-store.js";
+
+export interface RedisMetricsOptions {
+  readonly connection: Redis;
+  readonly prefix: string;
+  /** Each configured account's queue, by alias. */
+  readonly queues: ReadonlyMap<string, Queue>;
+  readonly pauses: AccountPauses;
+  readonly resultsStreamKey: string;
+  /** How long one reading serves scrapes (config.metrics.cacheMs); 0 reads at every scrape. */
+  readonly cacheMs: number;
+  /** Defaults to Date.now; the age of the oldest waiting job is measured against it. */
+  readonly now?: () => number;
+}
+
+interface Reading {
+  readonly queues: ReadonlyArray<{
+    readonly queue: string;
+    readonly account: string;
+    readonly counts: Readonly<Record<string, number>>;
+    readonly oldestWaitingAgeSeconds: number;
+    readonly backlog: number;
+    readonly paused: boolean;
+  }>;
+  readonly streamLength: number;
+}
+
+/**
+ * Gauges read from Redis when Prometheus scrapes, so every process reports the same shared
+ * state (queue depth, the oldest waiting job, paused accounts, the reconciliation backlog,
+ * the results stream) and nothing is kept in step by events. One reading serves every gauge
+ * and every scrape within `cacheMs`: a handful of commands per account, however many
+ * processes and gauges there are. When Redis does not answer, `moneyq_redis_up` is 0 and
+ * the other gauges are left out rather than stale.
+ */
+export function registerRedisMetrics(registry: Registry, options: RedisMetricsOptions): void {
+  const now = options.now ?? Date.now;
+  let cached: { at: number; reading: Promise<Reading | undefined> } | undefined;
+  const reading = () => {
+    const at = now();
+    if (cached === undefined || at - cached.at >= options.cacheMs) {
+      cached = { at, reading: read(options, at).catch(() => undefined) };
+    }
+    return cached.reading;
+  };
+  const registers = [registry];
+
+  new Gauge({
+    name: "moneyq_redis_up",
+    help: "1 when the last reading of Redis for these metrics succeeded, else 0.",
+    registers,
+    async collect() {
+      this.set((await reading()) ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: "moneyq_queue_jobs",
+    help: "Jobs in each account's queue by BullMQ state.",
+    labelNames: ["queue", "account", "state"],
+    registers,
+    async collect() {
+      this.reset();
+      for (const q of (await reading())?.queues ?? []) {
+        for (const [state, count] of Object.entries(q.counts)) {
+          this.set({ queue: q.queue, account: q.account, state }, count);
+        }
+      }
+    },
+  });
+  new Gauge({
+    name: "moneyq_queue_oldest_waiting_age_seconds",
+    help: "Age of the oldest job waiting to be taken (0 when none waits).",
+    labelNames: ["queue", "account"],
+    registers,
+    async collect() {
+      this.reset();
+      for (const q of (await reading())?.queues ?? []) {
+        this.set({ queue: q.queue, account: q.account }, q.oldestWaitingAgeSeconds);
+      }
+    },
+  });
+  new Gauge({
+    name: "moneyq_account_paused",
+    help: "1 while an account's queue is paused (the provider refused its key, or an operator paused it).",
+    labelNames: ["account"],
+    registers,
+    async collect() {
+      this.reset();
+      for (const q of (await reading())?.queues ?? [])
+        this.set({ account: q.account }, q.paused ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: "moneyq_needs_reconciliation_jobs",
+    help: "Jobs whose terminal result is needs_reconciliation and which were not replayed since.",
+    labelNames: ["account"],
+    registers,
+    async collect() {
+      this.reset();
+      for (const q of (await reading())?.queues ?? []) this.set({ account: q.account }, q.backlog);
+    },
+  });
+  new Gauge({
+    name: "moneyq_results_stream_length",
+    help: "Entries in the results stream (trimmed near MONEYQ_RESULTS_MAXLEN).",
+    registers,
+    async collect() {
+      this.reset();
+      const r = await reading();
+      if (r) this.set(r.streamLength);
+    },
+  });
+}
+
+async function read(options: RedisMetricsOptions, at: number): Promise<Reading> {
+  const { connection, prefix, queues } = options;
+  const [pauses, streamLength, perQueue] = await Promise.all([
+    options.pauses.list(),
+    connection.xlen(options.resultsStreamKey),
+    Promise.all(
+      [...queues].map(async ([account, queue]) => {
+        const [counts, oldest, backlog] = await Promise.all([
+          queue.getJobCounts(),
+          // Ascending: the job that has waited longest comes first.
+          queue.getJobs(["waiting"], 0, 0, true),
+          connection.zcard(backlogKey(prefix, account)),
+        ]);
+        const since = oldest[0]?.timestamp;
+        return { account, queue: queue.name, counts, since, backlog };
+      }),
+    ),
+  ]);
+  const pausedAccounts = new Set(pauses.map((p) => p.account));
+  return {
+    streamLength,
+    queues: perQueue.map((q) => ({
+      queue: q.queue,
+      account: q.account,
+      counts: q.counts,
+      oldestWaitingAgeSeconds: q.since === undefined ? 0 : Math.max(0, (at - q.since) / 1000),
+      backlog: q.backlog,
+      paused: pausedAccounts.has(q.account),
+    })),
+  };
+}
