@@ -111,7 +111,7 @@ async function waitForPing(url: string): Promise<void> {
   }
 }
 
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once("error", reject);

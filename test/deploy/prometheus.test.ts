@@ -1,0 +1,177 @@
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parse } from "yaml";
+import { createLogger } from "../../src/logger.js";
+import { type Service, startService } from "../../src/main.js";
+import { prometheusBinary, startPrometheus, type TestPrometheus } from "../helpers/prometheus.js";
+import { bankCsv, until, useService } from "../helpers/service.js";
+
+const DEPLOY = join(import.meta.dirname, "../../deploy");
+const ALERTS = join(DEPLOY, "prometheus/alerts.yml");
+const dashboard = JSON.parse(readFileSync(join(DEPLOY, "grafana/dashboards/moneyq.json"), "utf8"));
+
+interface Panel {
+  title: string;
+  targets: { expr: string }[];
+}
+const panels: Panel[] = dashboard.panels;
+const alertRules: { alert: string; expr: string }[] = parse(
+  readFileSync(ALERTS, "utf8"),
+).groups.flatMap((g: { rules: unknown[] }) => g.rules);
+
+/** A panel's expression as Grafana sends it with every queue and account selected. */
+function resolved(expr: string): string {
+  return expr
+    .replaceAll("$__rate_interval", "10s")
+    .replaceAll("$queue", ".*")
+    .replaceAll("$account", ".*");
+}
+
+// The sandbox allows alpha 60 requests/s and moneyq asks for 100/s, and answers 5% of requests
+// with a 5xx: 429 pauses and retries happen however fast this machine is.
+const h = useService({ MONEYQ_RATE_LIMIT_PER_SECOND: "100", MONEYQ_METRICS_CACHE_MS: "500" });
+let worker: Service | undefined;
+let prometheus: TestPrometheus | undefined;
+const hostPort = (url: string) => new URL(url).host;
+
+beforeAll(async () => {
+  await h.sb.control("PUT", "/accounts/acct_alpha/faults", {
+    body: { errorRate: 0.05, rateLimitPerSecond: 60, seed: 7 },
+  });
+  worker = await startService({
+    config: h.config(),
+    role: "worker",
+    metricsPort: 0,
+    logger: createLogger("silent"),
+  });
+  prometheus = await startPrometheus(
+    [hostPort(h.service().metricsUrl), hostPort(worker.metricsUrl)],
+    [ALERTS],
+  );
+}, 60_000);
+afterAll(async () => {
+  await prometheus?.close();
+  await worker?.close();
+});
+
+describe("a real Prometheus scraping moneyq while a batch runs", () => {
+  it("scrapes the API process and the worker-only process's metrics port", async () => {
+    const p = prometheus as TestPrometheus;
+    const targets = await until(
+      () => p.get("/api/v1/targets"),
+      (t) =>
+        t.data.activeTargets.length === 2 &&
+        t.data.activeTargets.every((x: { health: string }) => x.health === "up"),
+    );
+    expect(targets.data.activeTargets).toHaveLength(2);
+    const roles = await until(
+      () => p.query("count by (role) (moneyq_process_cpu_seconds_total)"),
+      (a) => (a.data?.result.length ?? 0) === 2,
+    );
+    expect(
+      (roles.data?.result as { metric: { role: string } }[]).map((r) => r.metric.role).sort(),
+    ).toEqual(["all", "worker"]);
+  });
+
+  it("every expression of every dashboard panel parses and returns data", async () => {
+    const p = prometheus as TestPrometheus;
+    // Every 25th row pays an account number whose payouts the sandbox refuses for funds.
+    const csv = bankCsv("prom", 400, (n, cells) => {
+      if (n % 25 === 0) cells.accountNumber = "0000000004";
+    });
+    const submitted = await h.api("POST", "/v1/batches?kind=payout.bank", { csv });
+    expect(submitted.status).toBe(202);
+    const expressions = panels.flatMap((panel) => panel.targets.map((t) => resolved(t.expr)));
+    expect(expressions.length).toBeGreaterThanOrEqual(18);
+    const withData = new Set<string>();
+    await until(
+      async () => {
+        for (const expr of expressions) {
+          if (withData.has(expr)) continue;
+          const answer = await p.query(expr);
+          expect(answer, expr).toMatchObject({ status: "success" });
+          if ((answer.data?.result.length ?? 0) > 0) withData.add(expr);
+        }
+        return expressions.filter((e) => !withData.has(e));
+      },
+      (missing) => missing.length === 0,
+      90_000,
+    );
+    const status = await until(
+      () => h.api("GET", `/v1/batches/${submitted.body.batchId}`),
+      (s) => s.body.state === "completed_with_failures",
+      120_000,
+    );
+    expect(status.body.counts).toMatchObject({ succeeded: 384, failed: 16 });
+    // What the batch went through shows up in the series the panels chart.
+    const value = async (expr: string) =>
+      Number(((await p.query(expr)).data?.result[0] as { value: [number, string] }).value[1]);
+    await until(
+      () => value('sum(moneyq_jobs_finished_total{account="alpha"})'),
+      (v) => v === 400,
+    );
+    expect(await value('sum(moneyq_job_errors_total{code="insufficient_funds"})')).toBe(16);
+    expect(await value('sum(moneyq_rate_limit_pauses_total{source="upstream"})')).toBeGreaterThan(
+      0,
+    );
+    expect(await value("sum(moneyq_job_retries_total)")).toBeGreaterThan(0);
+  }, 240_000);
+
+  it("the dashboard's variables find their values", async () => {
+    const p = prometheus as TestPrometheus;
+    const variables = dashboard.templating.list.filter((v: { type: string }) => v.type === "query");
+    expect(variables.map((v: { name: string }) => v.name).sort()).toEqual(["account", "queue"]);
+    for (const v of variables) {
+      const [, metric, label] = /^label_values\((\w+), (\w+)\)$/.exec(v.query.query) ?? [];
+      const values = await p.get(
+        `/api/v1/label/${label}/values?match[]=${encodeURIComponent(metric as string)}`,
+      );
+      expect(values.data, v.name).toEqual(
+        expect.arrayContaining(v.name === "queue" ? ["payments-alpha"] : ["alpha", "beta"]),
+      );
+    }
+  });
+
+  it("every alert rule parses, loads and evaluates without error", async () => {
+    const p = prometheus as TestPrometheus;
+    expect(alertRules.map((r) => r.alert)).toEqual(
+      expect.arrayContaining([
+        "MoneyqBacklogGrowing",
+        "MoneyqOldestWaitingJobTooOld",
+        "MoneyqFailureRatioHigh",
+        "MoneyqNeedsReconciliation",
+        "MoneyqAccountPaused",
+        "MoneyqSustainedRateLimitPauses",
+        "MoneyqWebhookDeliveriesFailing",
+        "MoneyqNoWorkerProcessing",
+      ]),
+    );
+    for (const rule of alertRules) {
+      expect(await p.query(rule.expr), rule.alert).toMatchObject({ status: "success" });
+    }
+    const loaded = await until(
+      () => p.get("/api/v1/rules"),
+      (r) =>
+        r.data.groups[0]?.rules.every(
+          (x: { lastEvaluation: string }) => !x.lastEvaluation.startsWith("0001"),
+        ),
+    );
+    const rules = loaded.data.groups.flatMap((g: { rules: unknown[] }) => g.rules);
+    expect(rules).toHaveLength(alertRules.length);
+    for (const rule of rules) expect(rule, rule.name).toMatchObject({ health: "ok" });
+  });
+
+  it("promtool accepts the alert rules and the shipped Prometheus configuration", () => {
+    const promtool = prometheusBinary("promtool");
+    expect(execFileSync(promtool, ["check", "rules", ALERTS], { encoding: "utf8" })).toContain(
+      `SUCCESS: ${alertRules.length} rules found`,
+    );
+    expect(
+      execFileSync(promtool, ["check", "config", join(DEPLOY, "prometheus/prometheus.yml")], {
+        encoding: "utf8",
+      }),
+    ).toContain("SUCCESS");
+  });
+});
