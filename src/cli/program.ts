@@ -3,6 +3,7 @@ import { batchCommand } from "./batch-command.js";
 import { deadLettersCommand } from "./dead-letters-command.js";
 import { demoCommand } from "./demo-command.js";
 import { EXIT } from "./exit-codes.js";
+import { healthcheckCommand } from "./healthcheck-command.js";
 import { sandboxCommand } from "./sandbox-command.js";
 import { startCommand } from "./start-command.js";
 
@@ -21,7 +22,8 @@ export function buildProgram(): Command {
     .addCommand(batchCommand())
     .addCommand(deadLettersCommand())
     .addCommand(sandboxCommand())
-    .addCommand(demoCommand());
+    .addCommand(demoCommand())
+    .addCommand(healthcheckCommand());
   // addCommand does not pass settings down, so each command (and subcommand) gets them here.
   const all = (c: Command): Command[] => [c, ...c.commands.flatMap(all)];
   for (const command of all(program)) {
