@@ -13,6 +13,8 @@ export interface RedisMetricsOptions {
   readonly resultsStreamKey: string;
   /** How long one reading serves scrapes (config.metrics.cacheMs); 0 reads at every scrape. */
   readonly cacheMs: number;
+  /** A reading that takes longer counts as Redis not answering, so a scrape never hangs. Default 1000. */
+  readonly timeoutMs?: number;
   /** Defaults to Date.now; the age of the oldest waiting job is measured against it. */
   readonly now?: () => number;
 }
@@ -34,8 +36,8 @@ interface Reading {
  * state (queue depth, the oldest waiting job, paused accounts, the reconciliation backlog,
  * the results stream) and nothing is kept in step by events. One reading serves every gauge
  * and every scrape within `cacheMs`: a handful of commands per account, however many
- * processes and gauges there are. When Redis does not answer, `moneyq_redis_up` is 0 and
- * the other gauges are left out rather than stale.
+ * processes and gauges there are. When Redis does not answer in time, `moneyq_redis_up` is
+ * 0 and the other gauges are left out rather than stale.
  */
 export function registerRedisMetrics(registry: Registry, options: RedisMetricsOptions): void {
   const now = options.now ?? Date.now;
@@ -43,7 +45,7 @@ export function registerRedisMetrics(registry: Registry, options: RedisMetricsOp
   const reading = () => {
     const at = now();
     if (cached === undefined || at - cached.at >= options.cacheMs) {
-      cached = { at, reading: read(options, at).catch(() => undefined) };
+      cached = { at, reading: withTimeout(read(options, at), options.timeoutMs ?? 1_000) };
     }
     return cached.reading;
   };
@@ -146,4 +148,13 @@ async function read(options: RedisMetricsOptions, at: number): Promise<Reading> 
       paused: pausedAccounts.has(q.account),
     })),
   };
+}
+
+/** The reading, or undefined if it fails or takes longer than `ms`. */
+function withTimeout(reading: Promise<Reading>, ms: number): Promise<Reading | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), ms);
+  });
+  return Promise.race([reading.catch(() => undefined), late]).finally(() => clearTimeout(timer));
 }

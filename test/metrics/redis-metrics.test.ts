@@ -1,0 +1,119 @@
+import { Queue } from "bullmq";
+import { Redis } from "ioredis";
+import { Registry } from "prom-client";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { findOnPath, startPrivateRedis } from "../../src/embedded/private-redis.js";
+import { registerRedisMetrics } from "../../src/metrics/redis-metrics.js";
+import { AccountPauses } from "../../src/queues/account-pauses.js";
+import { accountQueueName } from "../../src/queues/queue-names.js";
+import { useTestRedis } from "../helpers/redis.js";
+
+const redis = useTestRedis("rmetrics");
+let connection: Redis;
+let queues: Map<string, Queue>;
+let clock = 1_000_000_000_000;
+
+function registryWith(conn: Redis, cacheMs: number): Registry {
+  const registry = new Registry();
+  registerRedisMetrics(registry, {
+    connection: conn,
+    prefix: redis.prefix,
+    queues,
+    pauses: new AccountPauses(conn, redis.prefix, queues),
+    resultsStreamKey: `${redis.prefix}:results`,
+    cacheMs,
+    now: () => clock,
+  });
+  return registry;
+}
+
+async function values(registry: Registry, name: string) {
+  return (await registry.getSingleMetric(name)?.get())?.values ?? [];
+}
+
+beforeAll(() => {
+  connection = redis.connect();
+  queues = new Map(
+    ["alpha", "beta"].map((a) => [
+      a,
+      new Queue(accountQueueName(a), { connection, prefix: redis.prefix }),
+    ]),
+  );
+});
+afterAll(async () => {
+  await Promise.all([...queues.values()].map((q) => q.close()));
+});
+
+describe("Redis readings at scrape time", () => {
+  it("report depth by state, the oldest waiting job's age, pauses and the stream", async () => {
+    const alpha = queues.get("alpha") as Queue;
+    await alpha.add("payout", {}, { jobId: "older", timestamp: clock - 90_000 });
+    await alpha.add("payout", {}, { jobId: "newer", timestamp: clock - 5_000 });
+    await alpha.add("payout", {}, { jobId: "later", delay: 60_000 });
+    await new AccountPauses(connection, redis.prefix, queues).pause("beta", "test");
+    await connection.xadd(`${redis.prefix}:results`, "*", "result", "{}");
+    const registry = registryWith(connection, 0);
+    expect(await values(registry, "moneyq_queue_jobs")).toEqual(
+      expect.arrayContaining([
+        { labels: { queue: "payments-alpha", account: "alpha", state: "waiting" }, value: 2 },
+        { labels: { queue: "payments-alpha", account: "alpha", state: "delayed" }, value: 1 },
+        { labels: { queue: "payments-beta", account: "beta", state: "waiting" }, value: 0 },
+      ]),
+    );
+    expect(await values(registry, "moneyq_queue_oldest_waiting_age_seconds")).toEqual([
+      { labels: { queue: "payments-alpha", account: "alpha" }, value: 90 },
+      { labels: { queue: "payments-beta", account: "beta" }, value: 0 },
+    ]);
+    expect(await values(registry, "moneyq_account_paused")).toEqual([
+      { labels: { account: "alpha" }, value: 0 },
+      { labels: { account: "beta" }, value: 1 },
+    ]);
+    expect(await values(registry, "moneyq_results_stream_length")).toEqual([
+      { labels: {}, value: 1 },
+    ]);
+    expect(await values(registry, "moneyq_redis_up")).toEqual([{ labels: {}, value: 1 }]);
+  });
+
+  it("one reading serves scrapes within the cache time, then Redis is read again", async () => {
+    const registry = registryWith(connection, 2_000);
+    const waiting = async () =>
+      (await values(registry, "moneyq_queue_jobs")).find(
+        (v) => v.labels.account === "alpha" && v.labels.state === "waiting",
+      )?.value;
+    const first = await waiting();
+    await (queues.get("alpha") as Queue).add("payout", {}, { jobId: "another" });
+    clock += 1_999;
+    expect(await waiting()).toBe(first);
+    clock += 1;
+    expect(await waiting()).toBe((first as number) + 1);
+  });
+
+  it("when Redis stops answering, redis_up is 0 and no stale reading is reported", async () => {
+    const binary = findOnPath("redis-server", process.env.PATH);
+    if (!binary) throw new Error("redis-server is not installed (.ci/run installs it)");
+    const server = await startPrivateRedis(binary);
+    const conn = new Redis(server.url, { maxRetriesPerRequest: 1 });
+    conn.on("error", () => undefined);
+    const own = new Map([
+      ["alpha", new Queue(accountQueueName("alpha"), { connection: conn, prefix: redis.prefix })],
+    ]);
+    for (const q of own.values()) q.on("error", () => undefined);
+    const registry = new Registry();
+    registerRedisMetrics(registry, {
+      connection: conn,
+      prefix: redis.prefix,
+      queues: own,
+      pauses: new AccountPauses(conn, redis.prefix, own),
+      resultsStreamKey: `${redis.prefix}:results`,
+      cacheMs: 0,
+      timeoutMs: 300,
+    });
+    expect(await values(registry, "moneyq_redis_up")).toEqual([{ labels: {}, value: 1 }]);
+    expect(await values(registry, "moneyq_queue_jobs")).not.toEqual([]);
+    await server.stop();
+    expect(await values(registry, "moneyq_redis_up")).toEqual([{ labels: {}, value: 0 }]);
+    expect(await values(registry, "moneyq_queue_jobs")).toEqual([]);
+    conn.disconnect();
+    await Promise.allSettled([...own.values()].map((q) => q.close()));
+  });
+});
