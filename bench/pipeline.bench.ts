@@ -1,49 +1,11 @@
 // moneyq's processors against bare BullMQ + undici (the baseline), in one run and one process
 // tree, against a zero-latency stub and a 50 ms stub; then the share of a configured rate limit.
 // Run: npm run bench -- pipeline (needs Redis at REDIS_URL, default redis://127.0.0.1:6379).
-import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { join } from "node:path";
 import { Queue, Worker } from "bullmq";
-import { Registry } from "prom-client";
 import { Pool } from "undici";
-import { type Config, loadConfig } from "../src/config.js";
-import { createLogger } from "../src/logger.js";
-import { startWorkers } from "../src/processors/start-workers.js";
-import type { JobInput } from "../src/queues/job-envelope.js";
-import { Producer } from "../src/queues/producer.js";
 import { createRedis } from "../src/redis-connection.js";
-
-const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
-const CONCURRENCY = 64;
-const KEY = "sk_live_bench_key_0001";
-
-async function stub(delayMs: number): Promise<{ child: ChildProcess; baseUrl: string }> {
-  const child = spawn(
-    process.execPath,
-    ["--import", "tsx", join(import.meta.dirname, "stub-upstream.ts"), String(delayMs)],
-    {
-      stdio: ["ignore", "pipe", "inherit"],
-    },
-  );
-  const line = await new Promise<string>((resolve) => {
-    let out = "";
-    child.stdout?.on("data", (c: Buffer) => {
-      out += c.toString();
-      if (out.includes("\n")) resolve(out);
-    });
-  });
-  return { child, ...JSON.parse(line) };
-}
-
-const body = {
-  amount: 1,
-  currency: "NGN",
-  bankCode: "044",
-  accountNumber: "0123456789",
-  accountName: "Ada Obi",
-  bankName: "Access Bank",
-} as const;
+import { body, CONCURRENCY, KEY, moneyq, REDIS_URL, stub } from "./pipeline-run.js";
 
 /** Bare BullMQ + undici: enqueue, then a worker that POSTs each job's body once. */
 async function baseline(baseUrl: string, jobs: number): Promise<number> {
@@ -92,60 +54,6 @@ async function baseline(baseUrl: string, jobs: number): Promise<number> {
   await pool.close();
   await connection.quit();
   return jobs / seconds;
-}
-
-/** moneyq: producer, then workers until every job has its result on the stream. */
-async function moneyq(
-  baseUrl: string,
-  jobs: number,
-  ratePerSecond: number,
-): Promise<{ perSecond: number; busyPerSecond: number }> {
-  const prefix = `bench-${randomUUID().slice(0, 8)}`;
-  const config: Config = loadConfig({
-    REDIS_URL,
-    PAYMENTS_API_URL: baseUrl,
-    PAYMENTS_API_KEY: KEY,
-    MONEYQ_REDIS_PREFIX: prefix,
-    MONEYQ_LOG_LEVEL: "silent",
-    MONEYQ_CONCURRENCY: String(CONCURRENCY),
-    MONEYQ_RATE_LIMIT_PER_SECOND: String(ratePerSecond),
-  });
-  const connection = createRedis(REDIS_URL);
-  const producer = new Producer({
-    connection,
-    prefix,
-    accounts: ["default"],
-    maxAttempts: 8,
-    retentionMs: 60_000,
-  });
-  const inputs: JobInput[] = Array.from({ length: jobs }, (_, i) => ({
-    kind: "payout.bank",
-    account: "default",
-    batchId: "bench",
-    reference: `r${i}`,
-    request: { body },
-  }));
-  await producer.enqueueMany(inputs);
-  const started = performance.now();
-  const workers = await startWorkers({
-    config,
-    connection,
-    logger: createLogger("silent"),
-    registry: new Registry(),
-  });
-  while ((await connection.xlen(`${prefix}:results`)) < jobs)
-    await new Promise((r) => setTimeout(r, 20));
-  const seconds = (performance.now() - started) / 1000;
-  const finishedAt = (await connection.xrange(`${prefix}:results`, "-", "+")).map(([id]) =>
-    Number(id.split("-")[0]),
-  );
-  const busySeconds = ((finishedAt.at(-1) as number) - (finishedAt[0] as number)) / 1000;
-  await workers.close();
-  await producer.close();
-  const keys = await connection.keys(`${prefix}:*`);
-  for (let i = 0; i < keys.length; i += 500) await connection.del(...keys.slice(i, i + 500));
-  await connection.quit();
-  return { perSecond: jobs / seconds, busyPerSecond: (jobs - 1) / busySeconds };
 }
 
 const ROUNDS = 5;

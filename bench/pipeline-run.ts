@@ -1,0 +1,126 @@
+// The pieces the pipeline and metrics benchmarks share: a stub upstream in a child process
+// and one moneyq run from enqueue to the last result.
+import { type ChildProcess, spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { join } from "node:path";
+import { Registry } from "prom-client";
+import { type Config, loadConfig } from "../src/config.js";
+import { createLogger } from "../src/logger.js";
+import { createMetricsRegistry } from "../src/metrics/metrics-registry.js";
+import type { PipelineMetrics } from "../src/metrics/pipeline-metrics.js";
+import { registerRedisMetrics } from "../src/metrics/redis-metrics.js";
+import { startWorkers } from "../src/processors/start-workers.js";
+import type { JobInput } from "../src/queues/job-envelope.js";
+import { Producer } from "../src/queues/producer.js";
+import { createRedis } from "../src/redis-connection.js";
+
+export const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
+export const CONCURRENCY = 64;
+export const KEY = "sk_live_bench_key_0001";
+
+export async function stub(delayMs: number): Promise<{ child: ChildProcess; baseUrl: string }> {
+  const child = spawn(
+    process.execPath,
+    ["--import", "tsx", join(import.meta.dirname, "stub-upstream.ts"), String(delayMs)],
+    {
+      stdio: ["ignore", "pipe", "inherit"],
+    },
+  );
+  const line = await new Promise<string>((resolve) => {
+    let out = "";
+    child.stdout?.on("data", (c: Buffer) => {
+      out += c.toString();
+      if (out.includes("\n")) resolve(out);
+    });
+  });
+  return { child, ...JSON.parse(line) };
+}
+
+export const body = {
+  amount: 1,
+  currency: "NGN",
+  bankCode: "044",
+  accountNumber: "0123456789",
+  accountName: "Ada Obi",
+  bankName: "Access Bank",
+} as const;
+
+/** Metrics that record nothing: what moneyq costs without them. */
+const NO_METRICS = new Proxy(
+  {},
+  { get: () => ({ inc() {}, observe() {}, set() {} }) },
+) as PipelineMetrics;
+
+/**
+ * moneyq: producer, then workers until every job has its result on the stream. With metrics
+ * "on" (the default) the process has a service's full registry and is scraped every second,
+ * more often than the usual 15 s; "off" records nothing.
+ */
+export async function moneyq(
+  baseUrl: string,
+  jobs: number,
+  ratePerSecond: number,
+  metrics: "on" | "off" = "on",
+): Promise<{ perSecond: number; busyPerSecond: number }> {
+  const prefix = `bench-${randomUUID().slice(0, 8)}`;
+  const config: Config = loadConfig({
+    REDIS_URL,
+    PAYMENTS_API_URL: baseUrl,
+    PAYMENTS_API_KEY: KEY,
+    MONEYQ_REDIS_PREFIX: prefix,
+    MONEYQ_LOG_LEVEL: "silent",
+    MONEYQ_CONCURRENCY: String(CONCURRENCY),
+    MONEYQ_RATE_LIMIT_PER_SECOND: String(ratePerSecond),
+  });
+  const connection = createRedis(REDIS_URL);
+  const producer = new Producer({
+    connection,
+    prefix,
+    accounts: ["default"],
+    maxAttempts: 8,
+    retentionMs: 60_000,
+  });
+  const inputs: JobInput[] = Array.from({ length: jobs }, (_, i) => ({
+    kind: "payout.bank",
+    account: "default",
+    batchId: "bench",
+    reference: `r${i}`,
+    request: { body },
+  }));
+  await producer.enqueueMany(inputs);
+  const started = performance.now();
+  const registry = metrics === "on" ? createMetricsRegistry("all") : new Registry();
+  const workers = await startWorkers({
+    config,
+    connection,
+    logger: createLogger("silent"),
+    registry,
+    ...(metrics === "off" && { metrics: NO_METRICS }),
+  });
+  let scrapes: NodeJS.Timeout | undefined;
+  if (metrics === "on") {
+    registerRedisMetrics(registry, {
+      connection,
+      prefix,
+      queues: workers.queues,
+      pauses: workers.pauses,
+      resultsStreamKey: workers.results.streamKey,
+      cacheMs: config.metrics.cacheMs,
+    });
+    scrapes = setInterval(() => void registry.metrics(), 1000);
+  }
+  while ((await connection.xlen(`${prefix}:results`)) < jobs)
+    await new Promise((r) => setTimeout(r, 20));
+  const seconds = (performance.now() - started) / 1000;
+  const finishedAt = (await connection.xrange(`${prefix}:results`, "-", "+")).map(([id]) =>
+    Number(id.split("-")[0]),
+  );
+  const busySeconds = ((finishedAt.at(-1) as number) - (finishedAt[0] as number)) / 1000;
+  clearInterval(scrapes);
+  await workers.close();
+  await producer.close();
+  const keys = await connection.keys(`${prefix}:*`);
+  for (let i = 0; i < keys.length; i += 500) await connection.del(...keys.slice(i, i + 500));
+  await connection.quit();
+  return { perSecond: jobs / seconds, busyPerSecond: (jobs - 1) / busySeconds };
+}
