@@ -71,7 +71,9 @@ describe("a real Prometheus scraping moneyq while a batch runs", () => {
       (a) => (a.data?.result.length ?? 0) === 2,
     );
     expect(
-      (roles.data?.result as { metric: { role: string } }[]).map((r) => r.metric.role).sort(),
+      ((roles.data?.result ?? []) as { metric: { role: string } }[])
+        .map((r) => r.metric.role)
+        .sort(),
     ).toEqual(["all", "worker"]);
   });
 
@@ -107,7 +109,10 @@ describe("a real Prometheus scraping moneyq while a batch runs", () => {
     expect(status.body.counts).toMatchObject({ succeeded: 384, failed: 16 });
     // What the batch went through shows up in the series the panels chart.
     const value = async (expr: string) =>
-      Number(((await p.query(expr)).data?.result[0] as { value: [number, string] }).value[1]);
+      Number(
+        ((await p.query(expr)).data?.result[0] as { value: [number, string] } | undefined)
+          ?.value[1],
+      );
     await until(
       () => value('sum(moneyq_jobs_finished_total{account="alpha"})'),
       (v) => v === 400,

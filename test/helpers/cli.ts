@@ -35,14 +35,17 @@ export function runCli(
   return new Promise((resolve) => child.on("close", (code) => resolve({ code, stdout, stderr })));
 }
 
-/** Starts a worker process (test/helpers/worker-main.ts) and resolves once it is ready. */
+/**
+ * Starts a worker process (test/helpers/worker-main.ts) and resolves once it is ready. Its
+ * metrics port is any free one, as several run on this host at once.
+ */
 export async function spawnWorker(env: Record<string, string>): Promise<ChildProcess> {
   const child = spawn(
     process.execPath,
     ["--import", "tsx", join(root, "test/helpers/worker-main.ts")],
     {
       cwd: root,
-      env: { PATH: process.env.PATH ?? "", ...env },
+      env: { PATH: process.env.PATH ?? "", MONEYQ_METRICS_PORT: "0", ...env },
       stdio: ["ignore", "pipe", "pipe"],
     },
   );

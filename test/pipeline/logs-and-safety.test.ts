@@ -126,6 +126,7 @@ describe("Redis safety at start", () => {
       const service = await startService({
         config: loadConfig(env),
         role: "worker",
+        metricsPort: 0,
         logger: createLogger("warn", log.stream),
       });
       await service.close();
@@ -134,6 +135,7 @@ describe("Redis safety at start", () => {
         startService({
           config: loadConfig({ ...env, MONEYQ_REQUIRE_SAFE_REDIS: "1" }),
           role: "worker",
+          metricsPort: 0,
           logger: createLogger("silent"),
         }),
       ).rejects.toBeInstanceOf(UnsafeRedisError);
@@ -144,6 +146,7 @@ describe("Redis safety at start", () => {
       const ok = await startService({
         config: loadConfig({ ...p.env(), REDIS_URL: safe.url, MONEYQ_REQUIRE_SAFE_REDIS: "1" }),
         role: "worker",
+        metricsPort: 0,
         logger: createLogger("silent"),
       });
       await ok.close();
