@@ -32,7 +32,14 @@ export {
   startService,
   UnsafeRedisError,
 } from "./main.js";
+export { createMetricsRegistry } from "./metrics/metrics-registry.js";
+export {
+  type MetricsServerOptions,
+  type RunningMetricsServer,
+  startMetricsServer,
+} from "./metrics/metrics-server.js";
 export { createPipelineMetrics, type PipelineMetrics } from "./metrics/pipeline-metrics.js";
+export { type RedisMetricsOptions, registerRedisMetrics } from "./metrics/redis-metrics.js";
 export { type Action, classify, type Outcome, type Phase } from "./processors/classify.js";
 export {
   type RunningWorkers,
