@@ -5,11 +5,12 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { loadConfig } from "../../src/config.js";
-import { findOnPath, startPrivateRedis } from "../../src/embedded/private-redis.js";
+import { startPrivateRedis } from "../../src/embedded/private-redis.js";
 import { createLogger } from "../../src/logger.js";
 import { type Service, startService } from "../../src/main.js";
 import { checkRedisSafety } from "../../src/redis-safety.js";
 import { runCli } from "../helpers/cli.js";
+import { installed } from "../helpers/installed.js";
 import { useTestRedis } from "../helpers/redis.js";
 
 const ROOT = join(import.meta.dirname, "../..");
@@ -29,11 +30,7 @@ const finalStage = instructions.slice(instructions.findLastIndex((i) => i.keywor
 const last = (keyword: string) => finalStage.findLast((i) => i.keyword === keyword)?.args;
 
 function composeConfig(env: Record<string, string> = {}) {
-  const binary = findOnPath("docker-compose", process.env.PATH);
-  if (!binary)
-    throw new Error(
-      "docker-compose is not installed: apt-get install docker-compose (.ci/run installs it)",
-    );
+  const binary = installed("docker-compose", "docker-compose");
   // `config` validates against the Compose schema and resolves variables; no engine needed.
   const out = execFileSync(binary, ["-f", join(ROOT, "deploy/docker-compose.yml"), "config"], {
     encoding: "utf8",
@@ -166,9 +163,10 @@ describe("deploy/docker-compose.yml", () => {
   it("runs Redis with settings moneyq's safety check accepts (AOF, noeviction)", async () => {
     const command: string[] = composeConfig().services.redis.command;
     expect(command[0]).toBe("redis-server");
-    const binary = findOnPath("redis-server", process.env.PATH);
-    if (!binary) throw new Error("redis-server is not installed (.ci/run installs it)");
-    const server = await startPrivateRedis(binary, command.slice(1));
+    const server = await startPrivateRedis(
+      installed("redis-server", "redis-server"),
+      command.slice(1),
+    );
     const connection = new Redis(server.url);
     try {
       expect(await checkRedisSafety(connection)).toMatchObject({ safe: true, warnings: [] });

@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { createLogger } from "../../src/logger.js";
 import { type Service, startService } from "../../src/main.js";
-import { prometheusBinary, startPrometheus, type TestPrometheus } from "../helpers/prometheus.js";
+import { installed } from "../helpers/installed.js";
+import { startPrometheus, type TestPrometheus } from "../helpers/prometheus.js";
 import { bankCsv, until, useService } from "../helpers/service.js";
 
 const DEPLOY = join(import.meta.dirname, "../../deploy");
@@ -169,7 +170,7 @@ describe("a real Prometheus scraping moneyq while a batch runs", () => {
   });
 
   it("promtool accepts the alert rules and the shipped Prometheus configuration", () => {
-    const promtool = prometheusBinary("promtool");
+    const promtool = installed("promtool", "prometheus");
     expect(execFileSync(promtool, ["check", "rules", ALERTS], { encoding: "utf8" })).toContain(
       `SUCCESS: ${alertRules.length} rules found`,
     );

@@ -2,17 +2,8 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { findOnPath, freePort } from "../../src/embedded/private-redis.js";
-
-/** Debian's prometheus package; .ci/run installs it. */
-export function prometheusBinary(name = "prometheus"): string {
-  const binary = findOnPath(name, process.env.PATH);
-  if (!binary)
-    throw new Error(
-      `${name} is not installed: apt-get install prometheus (Debian's package; .ci/run installs it)`,
-    );
-  return binary;
-}
+import { freePort } from "../../src/embedded/private-redis.js";
+import { installed } from "./installed.js";
 
 export interface QueryAnswer {
   readonly status: string;
@@ -55,7 +46,7 @@ export async function startPrometheus(
   const url = `http://127.0.0.1:${port}`;
   let log = "";
   const child: ChildProcess = spawn(
-    prometheusBinary(),
+    installed("prometheus", "prometheus"),
     [
       `--config.file=${join(dir, "prometheus.yml")}`,
       `--storage.tsdb.path=${join(dir, "data")}`,

@@ -2,10 +2,11 @@ import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { findOnPath, startPrivateRedis } from "../../src/embedded/private-redis.js";
+import { startPrivateRedis } from "../../src/embedded/private-redis.js";
 import { registerRedisMetrics } from "../../src/metrics/redis-metrics.js";
 import { AccountPauses } from "../../src/queues/account-pauses.js";
 import { accountQueueName } from "../../src/queues/queue-names.js";
+import { installed } from "../helpers/installed.js";
 import { useTestRedis } from "../helpers/redis.js";
 
 const redis = useTestRedis("rmetrics");
@@ -89,9 +90,7 @@ describe("Redis readings at scrape time", () => {
   });
 
   it("when Redis stops answering, redis_up is 0 and no stale reading is reported", async () => {
-    const binary = findOnPath("redis-server", process.env.PATH);
-    if (!binary) throw new Error("redis-server is not installed (.ci/run installs it)");
-    const server = await startPrivateRedis(binary);
+    const server = await startPrivateRedis(installed("redis-server", "redis-server"));
     const conn = new Redis(server.url, { maxRetriesPerRequest: 1 });
     conn.on("error", () => undefined);
     const own = new Map([
