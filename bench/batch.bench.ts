@@ -1,13 +1,23 @@
 // A 100,000-row bank payout CSV validated and enqueued by moneyq, against csv-parse reading
 // the same file (the baseline), each in a fresh child process so peak RSS is the run's own.
 // Run: npm run bench -- batch (needs Redis at REDIS_URL, default redis://127.0.0.1:6379).
+// Both children are plain node on compiled JavaScript (bench/batch-child.mjs).
 import { spawnSync } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 const ROWS = 100_000;
-const ROUNDS = 3;
+const ROUNDS = 5;
+const ROOT = join(import.meta.dirname, "..");
+
+// The children run the compiled package: build it from the current sources first.
+const build = spawnSync(
+  process.execPath,
+  [join(ROOT, "node_modules/typescript/bin/tsc"), "-p", join(ROOT, "tsconfig.build.json")],
+  { stdio: "inherit" },
+);
+if (build.status !== 0) throw new Error("building dist failed");
 
 const dir = await mkdtemp(join(tmpdir(), "moneyq-bench-"));
 const path = join(dir, "payouts.csv");
@@ -26,7 +36,7 @@ interface Run {
 function run(mode: "baseline" | "moneyq"): Run {
   const child = spawnSync(
     process.execPath,
-    ["--import", "tsx", join(import.meta.dirname, "batch-child.ts"), mode, path],
+    [join(import.meta.dirname, "batch-child.mjs"), mode, path],
     { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] },
   );
   if (child.status !== 0) throw new Error(`${mode} run failed`);

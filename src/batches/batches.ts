@@ -9,6 +9,7 @@ import { batchKeys, type ReportLine, type ResultsStore } from "../results/result
 import { BatchNotFoundError, BatchRefusedError, type RowIssue } from "./batch-errors.js";
 import { BATCH_KINDS, type BatchKind } from "./batch-kinds.js";
 import type { RowSource } from "./batch-rows.js";
+import { HeldRows } from "./held-rows.js";
 import { columnOf, rowInput } from "./row-input.js";
 
 export const BATCH_STATES = [
@@ -99,9 +100,21 @@ export interface BatchesOptions {
   readonly results: ResultsStore;
 }
 
-/** Rows go to Redis in chunks of this many (one script or pipeline each). */
+/** References are checked and claimed, and report lines read, this many per command. */
 const CHUNK = 1_000;
-const CHUNKS_IN_FLIGHT = 4;
+/**
+ * Accepted rows are enqueued this many per pipeline, with a few pipelines in flight: smaller
+ * pipelines of BullMQ's per-job script keep less in the air at once (measured in
+ * docs/performance.md).
+ */
+const SEND_CHUNK = 100;
+const SEND_CHUNKS_IN_FLIGHT = 8;
+/** Rows are validated before the key (and, unless given, the batch id) is known; both are set at send. */
+const PENDING_BATCH_ID = "pending";
+const PENDING_KEY = "pending";
+
+/** Accepted rows: the validated request of each, by row and reference. */
+type Held = HeldRows<JobEnvelope["request"]>;
 
 /** Claims references for a batch; returns the 1-based positions already held by another batch. */
 const CLAIM_SCRIPT = `
@@ -147,12 +160,6 @@ type BatchRedis = Redis & {
   moneyqCancelBatch(key: string, now: string): Promise<string | null>;
 };
 
-interface Accepted {
-  readonly row: number;
-  readonly reference: string;
-  readonly envelope: JobEnvelope;
-}
-
 /**
  * Bulk batches: every row validated before anything is enqueued, keys derived from account,
  * batch id and reference, duplicates refused (in the file and against earlier batches of
@@ -180,14 +187,109 @@ export class Batches {
    */
   async submit(options: SubmitOptions): Promise<SubmitReport> {
     const { account, kind } = options;
-    const pendingId = options.batchId ?? "pending";
+    const { rows, held, issues } = await this.#read(options);
+    const batchId = options.batchId ?? this.#batchIdOf(account, options.source.digest());
+    const earlier = await this.#heldElsewhere(account, batchId, held);
+    let valid: number[] = [];
+    for (let i = 0; i < held.length; i += 1) {
+      const owner = earlier.get(i);
+      if (owner === undefined) valid.push(i);
+      else issues.push(duplicateIssue(held, i, owner));
+    }
+    issues.sort((a, b) => a.row - b.row);
+    const counts = () => {
+      const bad = new Set(issues.map((i) => i.row));
+      const duplicates = new Set(issues.filter((i) => i.type === "duplicate").map((i) => i.row))
+        .size;
+      return { rows, accepted: valid.length, invalid: bad.size - duplicates, duplicates };
+    };
+    if (options.dryRun) {
+      return { batchId, dryRun: true, created: false, ...counts(), issues, status: undefined };
+    }
+    if ((issues.length > 0 && !options.allowPartial) || valid.length === 0)
+      throw new BatchRefusedError(rows, issues);
+
+    const keys = batchKeys(this.#options.prefix, batchId);
+    const existing = await this.#redis.hget(keys.meta, "state");
+    if (existing !== null && existing !== "validating") {
+      return {
+        batchId,
+        dryRun: false,
+        created: false,
+        ...counts(),
+        issues,
+        status: await this.status(batchId),
+      };
+    }
+    const raced = await this.#claim(account, batchId, held, valid);
+    if (raced.size > 0) {
+      for (const i of valid)
+        if (raced.has(i)) issues.push(duplicateIssue(held, i, "another batch"));
+      valid = valid.filter((i) => !raced.has(i));
+      issues.sort((a, b) => a.row - b.row);
+      if (!options.allowPartial || valid.length === 0) {
+        await this.#release(account, held, valid);
+        throw new BatchRefusedError(rows, issues);
+      }
+    }
+    const summary = counts();
+    if (existing === null) {
+      await this.#redis.hset(keys.meta, {
+        id: batchId,
+        account,
+        kind,
+        state: "validating",
+        rows,
+        accepted: summary.accepted,
+        invalid: summary.invalid,
+        duplicates: summary.duplicates,
+        skipped: summary.invalid + summary.duplicates,
+        done: 0,
+        createdAt: new Date().toISOString(),
+        ...Object.fromEntries(RESULT_KINDS.map((k) => [`n:${k}`, 0])),
+      });
+    }
+    await this.#writeIssueLines(keys.rows, issues);
+    // A few chunks in flight at once: this process serialises the next chunk while Redis runs
+    // the scripts of the last.
+    const inFlight = new Set<Promise<unknown>>();
+    for (let i = 0; i < valid.length; i += SEND_CHUNK) {
+      if (inFlight.size >= SEND_CHUNKS_IN_FLIGHT) await Promise.race(inFlight);
+      const chunk = valid.slice(i, i + SEND_CHUNK);
+      const sent: Promise<unknown> = this.#sendChunk(
+        { kind, account, batchId, rowsKey: keys.rows },
+        held,
+        chunk,
+      ).finally(() => inFlight.delete(sent));
+      inFlight.add(sent);
+    }
+    await Promise.all(inFlight);
+    await this.#redis.moneyqBatchQueued(keys.meta, new Date().toISOString());
+    return {
+      batchId,
+      dryRun: false,
+      created: true,
+      ...summary,
+      issues,
+      status: await this.status(batchId),
+    };
+  }
+
+  /** Reads and validates every row; the accepted ones are held, keyed later by batch id. */
+  async #read(options: SubmitOptions): Promise<{ rows: number; held: Held; issues: RowIssue[] }> {
+    const { account, kind } = options;
     const issues: RowIssue[] = [];
-    const accepted: Accepted[] = [];
+    const held: Held = new HeldRows();
     const firstRowOf = new Map<string, number>();
+    const pending = {
+      account,
+      batchId: options.batchId ?? PENDING_BATCH_ID,
+      idempotencyKey: PENDING_KEY,
+    };
     let rows = 0;
     for await (const raw of options.source.rows) {
       rows = raw.row;
-      const converted = rowInput(kind, raw, { account, batchId: pendingId });
+      const converted = rowInput(kind, raw, pending);
       if (!converted.ok) {
         issues.push(...converted.issues);
         continue;
@@ -219,109 +321,52 @@ export class Batches {
         continue;
       }
       firstRowOf.set(converted.reference, raw.row);
-      accepted.push({ row: raw.row, reference: converted.reference, envelope });
+      held.add(raw.row, converted.reference, envelope.request);
     }
-    const batchId = options.batchId ?? this.#batchIdOf(account, options.source.digest());
-    // Keyed in place: a second copy of every envelope would double the memory of a large file.
-    for (const a of accepted)
-      Object.assign(a.envelope, {
-        batchId,
-        idempotencyKey: deriveIdempotencyKey(account, batchId, a.reference),
-      });
-    const earlier = await this.#heldElsewhere(account, batchId, accepted);
-    let valid = accepted.filter((a) => !earlier.has(a.row));
-    for (const a of accepted)
-      if (earlier.has(a.row)) issues.push(duplicateIssue(a, earlier.get(a.row) as string));
-    issues.sort((a, b) => a.row - b.row);
-    const counts = () => {
-      const bad = new Set(issues.map((i) => i.row));
-      const duplicates = new Set(issues.filter((i) => i.type === "duplicate").map((i) => i.row))
-        .size;
-      return { rows, accepted: valid.length, invalid: bad.size - duplicates, duplicates };
-    };
-    if (options.dryRun) {
-      return { batchId, dryRun: true, created: false, ...counts(), issues, status: undefined };
-    }
-    if ((issues.length > 0 && !options.allowPartial) || valid.length === 0)
-      throw new BatchRefusedError(rows, issues);
-
-    const keys = batchKeys(this.#options.prefix, batchId);
-    const existing = await this.#redis.hget(keys.meta, "state");
-    if (existing !== null && existing !== "validating") {
-      return {
-        batchId,
-        dryRun: false,
-        created: false,
-        ...counts(),
-        issues,
-        status: await this.status(batchId),
-      };
-    }
-    const raced = await this.#claim(account, batchId, valid);
-    if (raced.size > 0) {
-      for (const a of valid) if (raced.has(a.row)) issues.push(duplicateIssue(a, "another batch"));
-      valid = valid.filter((a) => !raced.has(a.row));
-      issues.sort((a, b) => a.row - b.row);
-      if (!options.allowPartial || valid.length === 0) {
-        await this.#release(account, valid);
-        throw new BatchRefusedError(rows, issues);
-      }
-    }
-    const summary = counts();
-    if (existing === null) {
-      await this.#redis.hset(keys.meta, {
-        id: batchId,
-        account,
-        kind,
-        state: "validating",
-        rows,
-        accepted: summary.accepted,
-        invalid: summary.invalid,
-        duplicates: summary.duplicates,
-        skipped: summary.invalid + summary.duplicates,
-        done: 0,
-        createdAt: new Date().toISOString(),
-        ...Object.fromEntries(RESULT_KINDS.map((k) => [`n:${k}`, 0])),
-      });
-    }
-    await this.#writeIssueLines(keys.rows, issues);
-    // A few chunks in flight at once: this process validates and serialises the next chunk
-    // while Redis runs the scripts of the last.
-    const inFlight = new Set<Promise<unknown>>();
-    for (let i = 0; i < valid.length; i += CHUNK) {
-      if (inFlight.size >= CHUNKS_IN_FLIGHT) await Promise.race(inFlight);
-      const chunk = valid.slice(i, i + CHUNK);
-      const sent: Promise<unknown> = this.#sendChunk(keys.rows, chunk).finally(() =>
-        inFlight.delete(sent),
-      );
-      inFlight.add(sent);
-    }
-    await Promise.all(inFlight);
-    await this.#redis.moneyqBatchQueued(keys.meta, new Date().toISOString());
-    return {
-      batchId,
-      dryRun: false,
-      created: true,
-      ...summary,
-      issues,
-      status: await this.status(batchId),
-    };
+    return { rows, held, issues };
   }
 
-  async #sendChunk(rowsKey: string, chunk: readonly Accepted[]): Promise<void> {
-    await this.#redis.moneyqSetRows(
-      rowsKey,
-      ...chunk.flatMap((a) => [
-        String(a.row),
+  /** Keys a chunk of held rows, records their report lines and enqueues them. */
+  async #sendChunk(
+    batch: {
+      readonly kind: BatchKind;
+      readonly account: string;
+      readonly batchId: string;
+      readonly rowsKey: string;
+    },
+    held: Held,
+    chunk: readonly number[],
+  ): Promise<void> {
+    const { account, batchId } = batch;
+    const kind = BATCH_KINDS[batch.kind].jobKind;
+    const envelopes: JobEnvelope[] = [];
+    const lines: string[] = [];
+    for (const i of chunk) {
+      const row = held.row(i);
+      const reference = held.reference(i);
+      const idempotencyKey = deriveIdempotencyKey(account, batchId, reference);
+      // The envelope as validated: a batch row has no metadata, and kind and account are the batch's.
+      envelopes.push({
+        kind,
+        account,
+        idempotencyKey,
+        batchId,
+        row,
+        reference,
+        request: held.value(i),
+      } as JobEnvelope);
+      lines.push(
+        String(row),
         JSON.stringify({
-          row: a.row,
-          reference: a.reference,
-          idempotencyKey: a.envelope.idempotencyKey,
+          row,
+          reference,
+          idempotencyKey,
           result: "queued",
         } satisfies ReportLine),
-      ]),
-    );
-    await this.#options.producer.enqueueEnvelopes(chunk.map((a) => a.envelope));
+      );
+    }
+    await this.#redis.moneyqSetRows(batch.rowsKey, ...lines);
+    await this.#options.producer.enqueueEnvelopes(envelopes);
   }
 
   /** The batch's state and counters; BatchNotFoundError if there is none. */
@@ -437,45 +482,46 @@ export class Batches {
     return `${this.#options.prefix}:refs:${account}`;
   }
 
-  /** Rows whose reference an earlier batch of the account holds, with that batch's id. */
-  async #heldElsewhere(
-    account: string,
-    batchId: string,
-    rows: readonly Accepted[],
-  ): Promise<Map<number, string>> {
-    const held = new Map<number, string>();
-    for (let i = 0; i < rows.length; i += CHUNK) {
-      const chunk = rows.slice(i, i + CHUNK);
-      const owners = await this.#redis.hmget(
-        this.#refsKey(account),
-        ...chunk.map((a) => a.reference),
-      );
-      owners.forEach((owner, j) => {
-        if (owner !== null && owner !== batchId) held.set((chunk[j] as Accepted).row, owner);
+  /** Held rows (by index) whose reference an earlier batch of the account holds, with its id. */
+  async #heldElsewhere(account: string, batchId: string, held: Held): Promise<Map<number, string>> {
+    const owners = new Map<number, string>();
+    for (let start = 0; start < held.length; start += CHUNK) {
+      const end = Math.min(start + CHUNK, held.length);
+      const references: string[] = [];
+      for (let i = start; i < end; i += 1) references.push(held.reference(i));
+      const found = await this.#redis.hmget(this.#refsKey(account), ...references);
+      found.forEach((owner, j) => {
+        if (owner !== null && owner !== batchId) owners.set(start + j, owner);
       });
     }
-    return held;
+    return owners;
   }
 
-  async #claim(account: string, batchId: string, rows: readonly Accepted[]): Promise<Set<number>> {
+  /** Claims the references of `indices`; returns the indices another batch claimed first. */
+  async #claim(
+    account: string,
+    batchId: string,
+    held: Held,
+    indices: readonly number[],
+  ): Promise<Set<number>> {
     const raced = new Set<number>();
-    for (let i = 0; i < rows.length; i += CHUNK) {
-      const chunk = rows.slice(i, i + CHUNK);
+    for (let i = 0; i < indices.length; i += CHUNK) {
+      const chunk = indices.slice(i, i + CHUNK);
       const taken = await this.#redis.moneyqClaimReferences(
         this.#refsKey(account),
         batchId,
-        ...chunk.map((a) => a.reference),
+        ...chunk.map((index) => held.reference(index)),
       );
-      for (const position of taken) raced.add((chunk[position - 1] as Accepted).row);
+      for (const position of taken) raced.add(chunk[position - 1] as number);
     }
     return raced;
   }
 
-  async #release(account: string, rows: readonly Accepted[]): Promise<void> {
-    for (let i = 0; i < rows.length; i += CHUNK)
+  async #release(account: string, held: Held, indices: readonly number[]): Promise<void> {
+    for (let i = 0; i < indices.length; i += CHUNK)
       await this.#redis.hdel(
         this.#refsKey(account),
-        ...rows.slice(i, i + CHUNK).map((a) => a.reference),
+        ...indices.slice(i, i + CHUNK).map((index) => held.reference(index)),
       );
   }
 
@@ -499,11 +545,11 @@ export class Batches {
   }
 }
 
-function duplicateIssue(row: Accepted, holder: string): RowIssue {
+function duplicateIssue(held: Held, index: number, holder: string): RowIssue {
   return {
     type: "duplicate",
-    row: row.row,
-    reference: row.reference,
+    row: held.row(index),
+    reference: held.reference(index),
     column: "reference",
     rule: `reference already used by batch ${holder}`,
   };

@@ -18,7 +18,7 @@ export type RowConversion =
 export function rowInput(
   kind: BatchKind,
   raw: RawRow,
-  job: { readonly account: string; readonly batchId: string },
+  job: { readonly account: string; readonly batchId: string; readonly idempotencyKey?: string },
 ): RowConversion {
   const spec = BATCH_KINDS[kind];
   const values = raw.values;
@@ -34,9 +34,9 @@ export function rowInput(
     return { ok: false, reference: ref, issues: [issue("", "must be an object")] };
   const issues: RowIssue[] = [];
   const request: Record<string, Record<string, unknown>> = {};
-  const known = new Set<string>(spec.columns.map((c) => c.name));
-  for (const name of Object.keys(values))
-    if (!known.has(name)) issues.push(issue(name, "unknown column"));
+  const known = columnNames(kind);
+  for (const name in values)
+    if (Object.hasOwn(values, name) && !known.has(name)) issues.push(issue(name, "unknown column"));
   for (const column of spec.columns as readonly BatchColumn[]) {
     const cell = values[column.name];
     if (cell === undefined || cell === null || cell === "") {
@@ -59,11 +59,24 @@ export function rowInput(
     kind: spec.jobKind,
     account: job.account,
     batchId: job.batchId,
+    ...(job.idempotencyKey !== undefined && { idempotencyKey: job.idempotencyKey }),
     row: raw.row,
     reference: ref as string,
     request,
   } as JobInput;
   return { ok: true, input, reference: ref as string };
+}
+
+const namesOf = new Map<BatchKind, ReadonlySet<string>>();
+
+/** The column names of `kind`, built once: a batch asks for every row. */
+function columnNames(kind: BatchKind): ReadonlySet<string> {
+  let names = namesOf.get(kind);
+  if (names === undefined) {
+    names = new Set(BATCH_KINDS[kind].columns.map((c) => c.name));
+    namesOf.set(kind, names);
+  }
+  return names;
 }
 
 function convert(

@@ -64,7 +64,11 @@ export class Producer {
     for (let i = 0; i < envelopes.length; i += ENQUEUE_CHUNK) {
       const chunk = envelopes.slice(i, i + ENQUEUE_CHUNK);
       const byAccount = new Map<string, JobEnvelope[]>();
-      for (const e of chunk) byAccount.set(e.account, [...(byAccount.get(e.account) ?? []), e]);
+      for (const e of chunk) {
+        const list = byAccount.get(e.account);
+        if (list) list.push(e);
+        else byAccount.set(e.account, [e]);
+      }
       for (const [account, list] of byAccount) {
         await this.#queue(account).addBulk(
           list.map((envelope) => ({

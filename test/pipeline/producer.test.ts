@@ -2,7 +2,7 @@ import { Job, Queue } from "bullmq";
 import { describe, expect, it } from "vitest";
 import { DeadLetters } from "../../src/queues/dead-letters.js";
 import { EnqueueValidationError } from "../../src/queues/enqueue-error.js";
-import { deriveIdempotencyKey } from "../../src/queues/idempotency-key.js";
+import { deriveIdempotencyKey, jobIdFor } from "../../src/queues/idempotency-key.js";
 import type { JobInput } from "../../src/queues/job-envelope.js";
 import { accountQueueName } from "../../src/queues/queue-names.js";
 import { payoutBatch } from "../fixtures/batches.js";
@@ -26,9 +26,11 @@ describe("producers", () => {
     const [job] = payoutBatch("b-1", 1);
     const envelope = p.producer().envelopeOf(job as JobInput);
     expect(envelope.idempotencyKey).toBe(deriveIdempotencyKey("default", "b-1", "row-1"));
+    // Pinned: a key that changed between releases would let resubmitted work be paid twice.
     expect(deriveIdempotencyKey("default", "b-1", "row-1")).toBe(
-      deriveIdempotencyKey("default", "b-1", "row-1"),
+      "mq_i2JK53in2QkjnR-jbS9j2wTRKXkNsHr5wi5vqCxc",
     );
+    expect(jobIdFor("default", "mq_abc")).toBe("j_1005d3fb8c21b915bf37e89a3eeed8c2d232d52f");
     expect(deriveIdempotencyKey("default", "b-1", "row-2")).not.toBe(
       deriveIdempotencyKey("default", "b-1", "row-1"),
     );
