@@ -1,9 +1,11 @@
-/** Bytes per slab; a value longer than this gets a slab of its own. */
+/** The first slab; each next one is twice the last, up to SLAB_BYTES (a small batch stays small). */
+const FIRST_SLAB_BYTES = 64 * 1024;
+/** Bytes per slab at most; a value longer than this gets a slab of its own. */
 const SLAB_BYTES = 4 * 1024 * 1024;
 
 /**
  * The accepted rows of a batch while the rest of the file is validated: each row's value is
- * held as JSON in large buffers outside the JS heap, with its row number and reference.
+ * held as JSON in buffers outside the JS heap (up to 4 MB each), with its row number and reference.
  *
  * Why not the objects themselves: a 100,000-row file keeps some 100,000 small object graphs
  * alive until it is enqueued; V8 then sizes its heap to a multiple of that live set, and the
@@ -30,7 +32,8 @@ export class HeldRows<T> {
     const bytes = Buffer.byteLength(json);
     let slab = this.#slabs.at(-1);
     if (slab === undefined || this.#used + bytes > slab.length) {
-      slab = Buffer.allocUnsafeSlow(Math.max(SLAB_BYTES, bytes));
+      const size = Math.min(SLAB_BYTES, slab === undefined ? FIRST_SLAB_BYTES : slab.length * 2);
+      slab = Buffer.allocUnsafeSlow(Math.max(size, bytes));
       this.#slabs.push(slab);
       this.#used = 0;
     }
