@@ -1,86 +1,70 @@
 import type { Redis } from "ioredis";
+import { Coalescer } from "../coalescer.js";
 import { JobResult } from "./job-result.js";
 
 /**
- * A needs_reconciliation result joins its account's reconciliation backlog (a sorted set by
- * time, trimmed to the retention); replaying the job takes it out (ResultsStore.forget).
- * KEYS[3] the backlog; ARGV[4] result, ARGV[5] now in ms, ARGV[6] job id.
+ * Records terminal results, each only if its job had none: the job's marker is set, the
+ * result appended to the stream, a needs_reconciliation result joins its account's
+ * reconciliation backlog (a sorted set by time, trimmed to the retention; replaying the job
+ * takes it out, ResultsStore.forget), and, if the job's batch exists, the batch's row is
+ * written: its report line, its counters (a replayed row moves from its old result to its new
+ * one) and its state once every accepted row has a result. One script, so no crash can count
+ * a result twice or lose one; one call records several results in turn, as separate calls
+ * would. Result i has KEYS[5i-4..5i]: marker, stream, backlog, batch meta, batch rows; and
+ * ARGV[3+6(i-1)+1..6]: JSON, result, job id, row, report line ('' without a batch), finishedAt.
+ * ARGV[1] marker TTL in ms, ARGV[2] stream length, ARGV[3] now in ms. Answers 1 or 0 a result.
  */
-const BACKLOG_LUA = `
-if ARGV[4] == 'needs_reconciliation' then
-  redis.call('ZADD', KEYS[3], ARGV[5], ARGV[6])
-  redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', tonumber(ARGV[5]) - tonumber(ARGV[2]))
-end`;
-
-/** Sets the job's result marker and appends to the stream only if the marker is new: one result per job. */
 const EMIT_SCRIPT = `
-if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
-  redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*', 'result', ARGV[1])
-${BACKLOG_LUA}
-  return 1
-end
-return 0`;
-
-/**
- * As EMIT_SCRIPT, and in the same step the row of the job's batch, if the batch exists: its
- * report line, its counters (a replayed row moves from its old result to its new one) and
- * its state once every accepted row has a result. One script, so no crash can count a
- * result twice or lose one. KEYS[4] batch meta, KEYS[5] batch rows; ARGV[7] row, ARGV[8]
- * report line, ARGV[9] finishedAt.
- */
-const EMIT_BATCH_SCRIPT = `
-if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 0 end
-redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*', 'result', ARGV[1])
-${BACKLOG_LUA}
-if redis.call('EXISTS', KEYS[4]) == 0 then return 1 end
-local previous = redis.call('HGET', KEYS[5], ARGV[7])
-local before = previous and cjson.decode(previous).result or 'queued'
-if before == 'queued' then
-  redis.call('HINCRBY', KEYS[4], 'done', 1)
-else
-  redis.call('HINCRBY', KEYS[4], 'n:' .. before, -1)
-end
-redis.call('HINCRBY', KEYS[4], 'n:' .. ARGV[4], 1)
-redis.call('HSET', KEYS[5], ARGV[7], ARGV[8])
-local meta = redis.call('HMGET', KEYS[4], 'state', 'accepted', 'done', 'n:succeeded', 'skipped')
-local state = meta[1]
-if state == 'queued' or state == 'validating' then
-  state = 'running'
-  redis.call('HSET', KEYS[4], 'state', state, 'startedAt', ARGV[9])
-end
-if tonumber(meta[3]) >= tonumber(meta[2]) and state ~= 'validating' then
-  if state ~= 'cancelled' then
-    local ok = tonumber(meta[4]) == tonumber(meta[2]) and tonumber(meta[5]) == 0
-    state = ok and 'completed' or 'completed_with_failures'
+local ttl, maxLen, now = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local out = {}
+for i = 1, #KEYS / 5 do
+  local k, a = 5 * (i - 1), 3 + 6 * (i - 1)
+  local json, result, jobId, row, line, finishedAt =
+    ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4], ARGV[a + 5], ARGV[a + 6]
+  if not redis.call('SET', KEYS[k + 1], json, 'NX', 'PX', ttl) then
+    out[i] = 0
+  else
+    out[i] = 1
+    redis.call('XADD', KEYS[k + 2], 'MAXLEN', '~', maxLen, '*', 'result', json)
+    if result == 'needs_reconciliation' then
+      redis.call('ZADD', KEYS[k + 3], now, jobId)
+      redis.call('ZREMRANGEBYSCORE', KEYS[k + 3], '-inf', now - tonumber(ttl))
+    end
+    if line ~= '' and redis.call('EXISTS', KEYS[k + 4]) == 1 then
+      local meta, rows = KEYS[k + 4], KEYS[k + 5]
+      local previous = redis.call('HGET', rows, row)
+      local before = previous and cjson.decode(previous).result or 'queued'
+      if before == 'queued' then
+        redis.call('HINCRBY', meta, 'done', 1)
+      else
+        redis.call('HINCRBY', meta, 'n:' .. before, -1)
+      end
+      redis.call('HINCRBY', meta, 'n:' .. result, 1)
+      redis.call('HSET', rows, row, line)
+      local m = redis.call('HMGET', meta, 'state', 'accepted', 'done', 'n:succeeded', 'skipped')
+      local state = m[1]
+      if state == 'queued' or state == 'validating' then
+        state = 'running'
+        redis.call('HSET', meta, 'state', state, 'startedAt', finishedAt)
+      end
+      if tonumber(m[3]) >= tonumber(m[2]) and state ~= 'validating' then
+        if state ~= 'cancelled' then
+          local ok = tonumber(m[4]) == tonumber(m[2]) and tonumber(m[5]) == 0
+          state = ok and 'completed' or 'completed_with_failures'
+        end
+        redis.call('HSET', meta, 'state', state, 'finishedAt', finishedAt)
+      end
+    end
   end
-  redis.call('HSET', KEYS[4], 'state', state, 'finishedAt', ARGV[9])
 end
-return 1`;
-
-type EmitKeys = [marker: string, stream: string, backlog: string];
-type EmitArgs = [
-  json: string,
-  ttlMs: string,
-  maxLen: string,
-  result: string,
-  nowMs: string,
-  jobId: string,
-];
+return out`;
 
 type EmittingRedis = Redis & {
-  moneyqEmitResult(...args: [...EmitKeys, ...EmitArgs]): Promise<number>;
-  moneyqEmitBatchResult(
-    ...args: [
-      ...EmitKeys,
-      batch: string,
-      rows: string,
-      ...EmitArgs,
-      row: string,
-      line: string,
-      finishedAt: string,
-    ]
-  ): Promise<number>;
+  moneyqEmitResults(keyCount: number, ...keysAndArgs: string[]): Promise<number[]>;
 };
+
+/** Results one emission call records at most. */
+const MAX_RESULTS_PER_CALL = 128;
 
 export interface ResultsStoreOptions {
   readonly prefix: string;
@@ -130,52 +114,55 @@ export function reportLineOf(result: JobResult): ReportLine {
 /** The results stream and the per-job result markers that make emission exactly-once. */
 export class ResultsStore {
   readonly streamKey: string;
-  readonly #redis: Redis;
+  readonly #redis: EmittingRedis;
   readonly #options: ResultsStoreOptions;
+  readonly #emissions: Coalescer<JobResult, boolean>;
 
   constructor(redis: Redis, options: ResultsStoreOptions) {
     // A defined command runs by SHA: the script's text is not sent with every result.
-    if (!("moneyqEmitResult" in redis)) {
-      redis.defineCommand("moneyqEmitResult", { numberOfKeys: 3, lua: EMIT_SCRIPT });
-      redis.defineCommand("moneyqEmitBatchResult", { numberOfKeys: 5, lua: EMIT_BATCH_SCRIPT });
-    }
-    this.#redis = redis;
+    if (!("moneyqEmitResults" in redis))
+      redis.defineCommand("moneyqEmitResults", { lua: EMIT_SCRIPT });
+    this.#redis = redis as EmittingRedis;
     this.#options = options;
     this.streamKey = `${options.prefix}:results`;
+    this.#emissions = new Coalescer((results) => this.#emitMany(results), MAX_RESULTS_PER_CALL);
   }
 
   /** Records `result` as the job's terminal result; false if the job already had one. */
-  async emit(result: JobResult): Promise<boolean> {
-    const redis = this.#redis as EmittingRedis;
-    const keys: EmitKeys = [
-      this.#markerKey(result.jobId),
-      this.streamKey,
-      backlogKey(this.#options.prefix, result.account),
-    ];
-    const args: EmitArgs = [
-      JSON.stringify(result),
-      String(this.#options.retentionMs),
-      String(this.#options.maxLen),
-      result.result,
-      String(Date.now()),
-      result.jobId,
-    ];
-    if (result.batchId === undefined || result.row === undefined) {
-      return (await redis.moneyqEmitResult(...keys, ...args)) === 1;
-    }
-    const batch = batchKeys(this.#options.prefix, result.batchId);
-    const added = await redis.moneyqEmitBatchResult(
-      ...keys,
-      batch.meta,
-      batch.rows,
-      ...args,
-      String(result.row),
-      JSON.stringify(reportLineOf(result)),
-      result.finishedAt,
-    );
-    return added === 1;
+  emit(result: JobResult): Promise<boolean> {
+    return this.#emissions.add(result);
   }
 
+  async #emitMany(results: readonly JobResult[]): Promise<boolean[]> {
+    const keys: string[] = [];
+    const args = [
+      String(this.#options.retentionMs),
+      String(this.#options.maxLen),
+      String(Date.now()),
+    ];
+    for (const result of results) {
+      const marker = this.#markerKey(result.jobId);
+      const inBatch = result.batchId !== undefined && result.row !== undefined;
+      const batch = inBatch ? batchKeys(this.#options.prefix, result.batchId as string) : undefined;
+      keys.push(
+        marker,
+        this.streamKey,
+        backlogKey(this.#options.prefix, result.account),
+        batch?.meta ?? marker,
+        batch?.rows ?? marker,
+      );
+      args.push(
+        JSON.stringify(result),
+        result.result,
+        result.jobId,
+        String(result.row ?? 0),
+        inBatch ? JSON.stringify(reportLineOf(result)) : "",
+        result.finishedAt,
+      );
+    }
+    const added = await this.#redis.moneyqEmitResults(keys.length, ...keys, ...args);
+    return added.map((n) => n === 1);
+  }
   /** The job's terminal result, if it has one. */
   async get(jobId: string): Promise<JobResult | undefined> {
     const raw = await this.#redis.get(this.#markerKey(jobId));

@@ -1,0 +1,90 @@
+import { describe, expect, it } from "vitest";
+import {
+  MAX_RESERVE_AHEAD_MS,
+  RateGate,
+  type Reservation,
+} from "../../src/processors/rate-gate.js";
+import { useTestRedis } from "../helpers/redis.js";
+
+const redis = useTestRedis("gate");
+const delayOf = (r: Reservation): number => {
+  if (!r.reserved) throw new Error(`not reserved: ${JSON.stringify(r)}`);
+  return r.delayMs;
+};
+
+describe("RateGate", () => {
+  it("gives concurrent requests one slot each, evenly spaced, in the order they asked", async () => {
+    const gate = new RateGate(redis.connect(), `${redis.prefix}:a`, 0);
+    // 50 per second: a slot every 20 ms.
+    const delays = (
+      await Promise.all(Array.from({ length: 12 }, () => gate.reserve("acct", 50)))
+    ).map(delayOf);
+    expect(delays[0]).toBeLessThan(1);
+    for (let i = 1; i < delays.length; i += 1) {
+      const step = (delays[i] as number) - (delays[i - 1] as number);
+      // Exactly 20 ms within one call; a later call's clock has moved on by its round trip.
+      expect(step).toBeGreaterThan(15);
+      expect(step).toBeLessThanOrEqual(20.001);
+    }
+  });
+
+  it("counts the margin and the weight into the spacing", async () => {
+    const gate = new RateGate(redis.connect(), `${redis.prefix}:b`, 100);
+    // (1000 + 100) / 10 = 110 ms a slot; the first takes two.
+    const [a, b, c] = (
+      await Promise.all([
+        gate.reserve("acct", 10, 2),
+        gate.reserve("acct", 10),
+        gate.reserve("acct", 10),
+      ])
+    ).map(delayOf);
+    expect(a).toBeLessThan(1);
+    expect(b).toBeGreaterThan(215);
+    expect(b).toBeLessThanOrEqual(220.001);
+    expect((c as number) - (b as number)).toBeGreaterThan(105);
+    expect((c as number) - (b as number)).toBeLessThanOrEqual(110.001);
+  });
+
+  it("refuses a request of a cancelled batch without taking its slot, and serves the others", async () => {
+    const connection = redis.connect();
+    const batchKey = `${redis.prefix}:batch:gone`;
+    await connection.hset(batchKey, "state", "cancelled");
+    const live = `${redis.prefix}:batch:live`;
+    await connection.hset(live, "state", "running");
+    const gate = new RateGate(connection, `${redis.prefix}:c`, 0);
+    const answers = await Promise.all([
+      gate.reserve("acct", 50, 1, live),
+      gate.reserve("acct", 50, 1, batchKey),
+      gate.reserve("acct", 50, 1, live),
+      gate.reserve("acct", 50, 1, batchKey),
+      gate.reserve("acct", 50),
+    ]);
+    expect(answers[1]).toEqual({ reserved: false, cancelled: true });
+    expect(answers[3]).toEqual({ reserved: false, cancelled: true });
+    const served = [answers[0], answers[2], answers[4]].map((r) => delayOf(r as Reservation));
+    expect((served[2] as number) - (served[1] as number)).toBeLessThanOrEqual(20.001);
+    expect(served[2]).toBeLessThan(41);
+  });
+
+  it("tells a request whose slot would be more than a second away when to ask again", async () => {
+    const gate = new RateGate(redis.connect(), `${redis.prefix}:d`, 0);
+    // 2 per second: slots at 0, 500 and 1000 ms are within reach, the fourth is not.
+    const answers = await Promise.all(Array.from({ length: 4 }, () => gate.reserve("acct", 2)));
+    expect(answers.slice(0, 3).every((r) => r.reserved)).toBe(true);
+    const last = answers[3] as Reservation;
+    expect(last.reserved).toBe(false);
+    expect("retryInMs" in last && last.retryInMs).toBeGreaterThan(400);
+    expect("retryInMs" in last && last.retryInMs).toBeLessThanOrEqual(
+      1500 - MAX_RESERVE_AHEAD_MS + 1,
+    );
+  });
+
+  it("keeps accounts apart", async () => {
+    const gate = new RateGate(redis.connect(), `${redis.prefix}:e`, 0);
+    const [a, b] = (await Promise.all([gate.reserve("one", 1), gate.reserve("two", 1)])).map(
+      delayOf,
+    );
+    expect(a).toBeLessThan(1);
+    expect(b).toBeLessThan(1);
+  });
+});

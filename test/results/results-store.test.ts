@@ -1,0 +1,67 @@
+import { describe, expect, it } from "vitest";
+import type { JobResult, ResultKind } from "../../src/results/job-result.js";
+import { backlogKey, batchKeys, ResultsStore } from "../../src/results/results-store.js";
+import { useTestRedis } from "../helpers/redis.js";
+
+const redis = useTestRedis("results");
+
+function resultOf(jobId: string, result: ResultKind, row?: number): JobResult {
+  return {
+    jobId,
+    kind: "payout.bank",
+    account: "default",
+    idempotencyKey: `key-${jobId}`,
+    ...(row !== undefined && { batchId: "b1", row, reference: `ref-${row}` }),
+    result,
+    ...(result !== "succeeded" && { code: "some_code", message: "why" }),
+    attempts: 1,
+    enqueuedAt: "2026-11-21T00:00:00.000Z",
+    finishedAt: "2026-11-21T00:00:01.000Z",
+    durationMs: 1000,
+  };
+}
+
+describe("ResultsStore", () => {
+  it("records concurrent results once each, and a batch's rows, counters and state with them", async () => {
+    const connection = redis.connect();
+    const prefix = `${redis.prefix}:a`;
+    const batch = batchKeys(prefix, "b1");
+    await connection.hset(batch.meta, { state: "queued", accepted: 3, skipped: 0, done: 0 });
+    const store = new ResultsStore(connection, { prefix, retentionMs: 60_000, maxLen: 1000 });
+
+    const firsts = await Promise.all([
+      store.emit(resultOf("j0", "succeeded")),
+      store.emit(resultOf("j1", "succeeded", 1)),
+      store.emit(resultOf("j2", "failed", 2)),
+      store.emit(resultOf("j1", "failed", 1)),
+      store.emit(resultOf("j3", "needs_reconciliation", 3)),
+      store.emit(resultOf("j2", "failed", 2)),
+    ]);
+
+    expect(firsts).toEqual([true, true, true, false, true, false]);
+    expect(await connection.xlen(store.streamKey)).toBe(4);
+    expect((await store.get("j1"))?.result).toBe("succeeded");
+    expect(await connection.hgetall(batch.meta)).toMatchObject({
+      state: "completed_with_failures",
+      done: "3",
+      "n:succeeded": "1",
+      "n:failed": "1",
+      "n:needs_reconciliation": "1",
+    });
+    expect(JSON.parse((await connection.hget(batch.rows, "2")) as string)).toMatchObject({
+      row: 2,
+      result: "failed",
+      error: "some_code: why",
+    });
+    expect(await connection.zrange(backlogKey(prefix, "default"), 0, -1)).toEqual(["j3"]);
+  });
+
+  it("writes no batch row for a batch that does not exist", async () => {
+    const connection = redis.connect();
+    const prefix = `${redis.prefix}:b`;
+    const store = new ResultsStore(connection, { prefix, retentionMs: 60_000, maxLen: 1000 });
+    expect(await store.emit(resultOf("j9", "succeeded", 9))).toBe(true);
+    expect(await connection.exists(batchKeys(prefix, "b1").rows)).toBe(0);
+    expect(await connection.xlen(store.streamKey)).toBe(1);
+  });
+});
