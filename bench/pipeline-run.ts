@@ -61,7 +61,7 @@ export async function moneyq(
   jobs: number,
   ratePerSecond: number,
   metrics: "on" | "off" = "on",
-): Promise<{ perSecond: number; busyPerSecond: number }> {
+): Promise<{ perSecond: number; busyPerSecond: number; cpuUsPerJob: number }> {
   const prefix = `bench-${randomUUID().slice(0, 8)}`;
   const config: Config = loadConfig({
     REDIS_URL,
@@ -89,6 +89,7 @@ export async function moneyq(
   }));
   await producer.enqueueMany(inputs);
   const started = performance.now();
+  const cpu = process.cpuUsage();
   const registry = metrics === "on" ? createMetricsRegistry("all") : new Registry();
   const workers = await startWorkers({
     config,
@@ -112,6 +113,7 @@ export async function moneyq(
   while ((await connection.xlen(`${prefix}:results`)) < jobs)
     await new Promise((r) => setTimeout(r, 20));
   const seconds = (performance.now() - started) / 1000;
+  const used = process.cpuUsage(cpu);
   const finishedAt = (await connection.xrange(`${prefix}:results`, "-", "+")).map(([id]) =>
     Number(id.split("-")[0]),
   );
@@ -122,5 +124,9 @@ export async function moneyq(
   const keys = await connection.keys(`${prefix}:*`);
   for (let i = 0; i < keys.length; i += 500) await connection.del(...keys.slice(i, i + 500));
   await connection.quit();
-  return { perSecond: jobs / seconds, busyPerSecond: (jobs - 1) / busySeconds };
+  return {
+    perSecond: jobs / seconds,
+    busyPerSecond: (jobs - 1) / busySeconds,
+    cpuUsPerJob: (used.user + used.system) / jobs,
+  };
 }

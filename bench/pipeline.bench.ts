@@ -8,7 +8,10 @@ import { createRedis } from "../src/redis-connection.js";
 import { body, CONCURRENCY, KEY, moneyq, REDIS_URL, stub } from "./pipeline-run.js";
 
 /** Bare BullMQ + undici: enqueue, then a worker that POSTs each job's body once. */
-async function baseline(baseUrl: string, jobs: number): Promise<number> {
+async function baseline(
+  baseUrl: string,
+  jobs: number,
+): Promise<{ perSecond: number; cpuUsPerJob: number }> {
   const connection = createRedis(REDIS_URL);
   const prefix = `bench-${randomUUID().slice(0, 8)}`;
   const queue = new Queue("bare", { connection, prefix });
@@ -27,6 +30,7 @@ async function baseline(baseUrl: string, jobs: number): Promise<number> {
     allDone = resolve;
   });
   const started = performance.now();
+  const cpu = process.cpuUsage();
   const worker = new Worker(
     "bare",
     async (job) => {
@@ -48,12 +52,13 @@ async function baseline(baseUrl: string, jobs: number): Promise<number> {
   );
   await finished;
   const seconds = (performance.now() - started) / 1000;
+  const used = process.cpuUsage(cpu);
   await worker.close();
   await queue.obliterate({ force: true });
   await queue.close();
   await pool.close();
   await connection.quit();
-  return jobs / seconds;
+  return { perSecond: jobs / seconds, cpuUsPerJob: (used.user + used.system) / jobs };
 }
 
 const ROUNDS = 5;
@@ -68,13 +73,19 @@ for (const delay of [0, 50]) {
   await moneyq(upstream.baseUrl, 500, 1_000_000);
   const base: number[] = [];
   const ours: number[] = [];
+  const baseCpu: number[] = [];
+  const ourCpu: number[] = [];
   for (let round = 0; round < ROUNDS; round += 1) {
-    base.push(await baseline(upstream.baseUrl, jobs));
-    ours.push((await moneyq(upstream.baseUrl, jobs, 1_000_000)).perSecond);
+    const b = await baseline(upstream.baseUrl, jobs);
+    base.push(b.perSecond);
+    baseCpu.push(b.cpuUsPerJob);
+    const m = await moneyq(upstream.baseUrl, jobs, 1_000_000);
+    ours.push(m.perSecond);
+    ourCpu.push(m.cpuUsPerJob);
   }
   const ratio = median(ours) / median(base);
   rows.push(
-    `| ${delay} ms upstream, ${jobs} jobs x ${ROUNDS} | ${median(base).toFixed(0)} (${Math.min(...base).toFixed(0)}-${Math.max(...base).toFixed(0)}) | ${median(ours).toFixed(0)} (${Math.min(...ours).toFixed(0)}-${Math.max(...ours).toFixed(0)}) | ${ratio.toFixed(3)} |`,
+    `| ${delay} ms upstream, ${jobs} jobs x ${ROUNDS} | ${median(base).toFixed(0)} (${Math.min(...base).toFixed(0)}-${Math.max(...base).toFixed(0)}) | ${median(ours).toFixed(0)} (${Math.min(...ours).toFixed(0)}-${Math.max(...ours).toFixed(0)}) | ${ratio.toFixed(3)} | ${median(baseCpu).toFixed(0)} / ${median(ourCpu).toFixed(0)} |`,
   );
   upstream.child.kill("SIGTERM");
 }
@@ -86,9 +97,9 @@ limited.child.kill("SIGTERM");
 
 console.log(`pipeline throughput, concurrency ${CONCURRENCY}, node ${process.version}`);
 console.log(
-  "| workload | bare BullMQ + undici, jobs/s: median (range) | moneyq, jobs/s: median (range) | ratio of medians |",
+  "| workload | bare BullMQ + undici, jobs/s: median (range) | moneyq, jobs/s: median (range) | ratio of medians | CPU of the benchmark process, µs a job (median): bare / moneyq |",
 );
-console.log("|---|---|---|---|");
+console.log("|---|---|---|---|---|");
 for (const row of rows) console.log(row);
 console.log("");
 console.log(
