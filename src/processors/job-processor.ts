@@ -41,6 +41,8 @@ export interface ProcessorDeps {
   readonly prefix: string;
   readonly metrics: PipelineMetrics;
   readonly logger: Logger;
+  /** Requests of this process that reserve two slots: the account's concurrency. */
+  readonly coldRequests: number;
   /** Called with each terminal result once it is recorded (batch counters, webhooks). */
   readonly onResult?: (result: JobResult) => Promise<void>;
 }
@@ -53,14 +55,6 @@ export const RECONCILE_DELAY_MS = 1_000;
 
 /** Slots a request may take before a late-running worker hands its job back. */
 const SLOT_TRIES = 3;
-/**
- * A request later than this after its slot takes a new one. Well under the second's part
- * that is not reserved ahead (1000 - MAX_RESERVE_AHEAD_MS), so a late request's push reaches
- * Redis before the request R slots after it is reserved.
- */
-const LATE_LIMIT_MS = 50;
-/** Lateness the margin absorbs (at most half of it); beyond it the next slots are pushed back. */
-const MAX_ABSORBED_MS = 5;
 
 export function confirmDelayMs(lookups: number): number {
   return Math.min(CONFIRM_MAX_DELAY_MS, CONFIRM_FIRST_DELAY_MS * 2 ** lookups);
@@ -86,6 +80,9 @@ const statusClass = (error: unknown): string => {
 /** The BullMQ processor of an account queue. `worker()` is the worker it runs in. */
 export function createJobProcessor(deps: ProcessorDeps, worker: () => Worker) {
   const { metrics, logger } = deps;
+  // A process's first batch of requests (one per concurrent job) leaves late: cold code, new
+  // connections. Each takes two slots, so its lateness cannot crowd the second after it.
+  let coldLeft = deps.coldRequests;
 
   async function finish(
     job: Job<JobData>,
@@ -165,24 +162,24 @@ export function createJobProcessor(deps: ProcessorDeps, worker: () => Worker) {
   }
 
   /**
-   * Waits for this request's slot of the account's rate. Up to MAX_ABSORBED_MS (or half the
-   * margin) late is the margin's to absorb; the rest of the margin is for what happens after
-   * the request leaves (delivery, the provider's own pauses). Later than that, the account's next slots are pushed back by the
-   * excess before the request leaves, so the R-th request after it still keeps a second's
-   * distance. Later than LATE_LIMIT_MS, the push might come after that request's reservation:
-   * the slot is given up and a new one taken. An unused slot costs capacity, never safety.
+   * Waits for this request's slot of the account's rate. A worker that wakes up later than half
+   * the margin after its slot gives the slot up and takes a new one: sending late could crowd
+   * the second that follows. An unused slot costs capacity, never safety.
    */
   async function takeSlot(
     account: string,
     perSecond: number,
     batchKey?: string,
   ): Promise<"sent" | "cancelled"> {
-    const absorbed = Math.min(deps.pipeline.rateWindowMarginMs / 2, MAX_ABSORBED_MS);
+    const tolerance = deps.pipeline.rateWindowMarginMs / 2;
     for (let tries = 0; tries < SLOT_TRIES; tries += 1) {
+      // Decided before the await: concurrent jobs must not all see the same cold count.
+      const weight = coldLeft > 0 ? 2 : 1;
+      if (coldLeft > 0) coldLeft -= 1;
       // Lateness counts from when the reservation left, not when its answer came back: the
       // slot was set somewhere in between, so this errs on the side of the limit.
       const asked = performance.now();
-      const slot = await deps.gate.reserve(account, perSecond, batchKey);
+      const slot = await deps.gate.reserve(account, perSecond, weight, batchKey);
       if (!slot.reserved) {
         if ("cancelled" in slot) return "cancelled";
         return pauseFor(account, slot.retryInMs, "local");
@@ -192,17 +189,7 @@ export function createJobProcessor(deps: ProcessorDeps, worker: () => Worker) {
       // Rounded up, so a timer never fires before the slot.
       if (slot.delayMs >= 1)
         await new Promise((resolve) => setTimeout(resolve, Math.ceil(slot.delayMs)));
-      const late = performance.now() - due;
-      if (late <= absorbed) return "sent";
-      if (late <= LATE_LIMIT_MS) {
-        // Not awaited: the push leaves before the request, and Redis runs commands in order.
-        deps.gate
-          .push(account, late - absorbed)
-          .catch((error: unknown) =>
-            logger.warn({ account, err: errorCodeOf(error) }, "could not push the rate slots back"),
-          );
-        return "sent";
-      }
+      if (performance.now() - due <= tolerance) return "sent";
     }
     // Late every time: this process is overloaded; hand the job back instead of crowding the rate.
     throw new RateLimitError();

@@ -3,12 +3,13 @@ import { Coalescer } from "../coalescer.js";
 
 /**
  * Spaces one account's requests evenly across every process: each request reserves the next
- * slot, `interval` ms after the previous one (GCRA's theoretical arrival time, kept in
+ * slot, `interval * weight` ms after the previous one (GCRA's theoretical arrival time, kept in
  * Redis, on Redis's clock). Even spacing, unlike a burst of a whole second's quota at once,
  * keeps requests from queueing on the way, so they arrive as spaced as they were reserved.
  * One call reserves for several requests of the account in turn, as separate calls would.
  * KEYS[1] the account's slot key, KEYS[1 + i] request i's batch (checked when its ARGV flag
- * is 1); ARGV[1] interval, ARGV[2] maxAhead, ARGV[2 + i] the flag of request i. Answers two values a request: 1, delay for a slot `delay` ms from now; 0, wait
+ * is 1); ARGV[1] interval, ARGV[2] maxAhead, ARGV[1 + 2i] weight and ARGV[2 + 2i] flag of
+ * request i. Answers two values a request: 1, delay for a slot `delay` ms from now; 0, wait
  * when the next free slot is further than `maxAhead` ms away (try again in `wait` ms); 2, 0
  * without a slot when the request's batch was cancelled: checked here, in the same round
  * trip, because it is the last step before the request leaves.
@@ -22,7 +23,7 @@ local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
 local taken = false
 local out = {}
 for i = 1, #KEYS - 1 do
-  if ARGV[2 + i] == '1' and redis.call('HGET', KEYS[1 + i], 'state') == 'cancelled' then
+  if ARGV[2 + 2 * i] == '1' and redis.call('HGET', KEYS[1 + i], 'state') == 'cancelled' then
     out[#out + 1] = 2
     out[#out + 1] = '0'
   else
@@ -32,7 +33,7 @@ for i = 1, #KEYS - 1 do
       out[#out + 1] = 0
       out[#out + 1] = tostring(delay - maxAhead)
     else
-      tat = start + interval
+      tat = start + interval * tonumber(ARGV[1 + 2 * i])
       taken = true
       out[#out + 1] = 1
       out[#out + 1] = tostring(delay)
@@ -44,22 +45,8 @@ if taken then
 end
 return out`;
 
-/**
- * Moves every slot not yet reserved ARGV[1] ms later: a request that left that late must not
- * find the R-th request after it closer than a second. Nothing to move when the key is gone
- * (no slot reserved for over a second).
- */
-const PUSH_SCRIPT = `
-local tat = redis.call('GET', KEYS[1])
-if not tat then return 0 end
-local ttl = math.max(redis.call('PTTL', KEYS[1]), 0)
-local by = tonumber(ARGV[1])
-redis.call('SET', KEYS[1], tostring(tonumber(tat) + by), 'PX', ttl + math.ceil(by))
-return 1`;
-
 type ReservingRedis = Redis & {
   moneyqReserveSlots(keyCount: number, ...keysAndArgs: string[]): Promise<(number | string)[]>;
-  moneyqPushSlots(key: string, byMs: string): Promise<number>;
 };
 
 export type Reservation =
@@ -68,15 +55,12 @@ export type Reservation =
   | { readonly reserved: false; readonly cancelled: true };
 
 interface SlotRequest {
+  readonly weight: number;
   readonly batchKey: string | undefined;
 }
 
-/**
- * Slots are reserved at most this far ahead; beyond it the account's queue pauses instead.
- * Under a second, so that the R-th request after a late one is reserved at least
- * 1000 - MAX_RESERVE_AHEAD_MS after the late one's slot: by then its push has moved it.
- */
-export const MAX_RESERVE_AHEAD_MS = 900;
+/** Slots are reserved at most this far ahead; beyond it the account's queue pauses instead. */
+export const MAX_RESERVE_AHEAD_MS = 1_000;
 /** Requests one reservation call takes at most. */
 const MAX_REQUESTS_PER_CALL = 256;
 
@@ -93,20 +77,19 @@ export class RateGate {
    */
   constructor(redis: Redis, prefix: string, marginMs: number) {
     // A defined command runs by SHA: the script's text is not sent with every request.
-    if (!("moneyqReserveSlots" in redis)) {
+    if (!("moneyqReserveSlots" in redis))
       redis.defineCommand("moneyqReserveSlots", { lua: RESERVE_SCRIPT });
-      redis.defineCommand("moneyqPushSlots", { numberOfKeys: 1, lua: PUSH_SCRIPT });
-    }
     this.#redis = redis as ReservingRedis;
     this.#prefix = prefix;
     this.#marginMs = marginMs;
   }
 
   /**
-   * Reserves the next slot for one request of `account`, limited to `perSecond`. With
-   * `batchKey`, no slot is taken when that batch was cancelled.
+   * Reserves the next slot for one request of `account`, limited to `perSecond`. A `weight` of 2
+   * also keeps the following slot free: for a request that may leave late (a process's first).
+   * With `batchKey`, no slot is taken when that batch was cancelled.
    */
-  reserve(account: string, perSecond: number, batchKey?: string): Promise<Reservation> {
+  reserve(account: string, perSecond: number, weight = 1, batchKey?: string): Promise<Reservation> {
     const laneKey = `${account}\n${perSecond}`;
     let lane = this.#lanes.get(laneKey);
     if (!lane) {
@@ -116,15 +99,7 @@ export class RateGate {
       );
       this.#lanes.set(laneKey, lane);
     }
-    return lane.add({ batchKey });
-  }
-
-  /**
-   * Moves the account's next slots `ms` later, for a request that leaves `ms` after its slot.
-   * Sent at once, not gathered: it must reach Redis before the next reservations.
-   */
-  async push(account: string, ms: number): Promise<void> {
-    await this.#redis.moneyqPushSlots(`${this.#prefix}:rate:${account}`, String(ms));
+    return lane.add({ weight, batchKey });
   }
 
   async #reserveMany(
@@ -135,7 +110,7 @@ export class RateGate {
     const rateKey = `${this.#prefix}:rate:${account}`;
     const keys = [rateKey, ...requests.map((r) => r.batchKey ?? rateKey)];
     const args = [String((1000 + this.#marginMs) / perSecond), String(MAX_RESERVE_AHEAD_MS)];
-    for (const r of requests) args.push(r.batchKey === undefined ? "0" : "1");
+    for (const r of requests) args.push(String(r.weight), r.batchKey === undefined ? "0" : "1");
     const answer = await this.#redis.moneyqReserveSlots(keys.length, ...keys, ...args);
     return requests.map((_, i) => {
       const status = Number(answer[2 * i]);

@@ -28,34 +28,21 @@ describe("RateGate", () => {
     }
   });
 
-  it("counts the margin into the spacing", async () => {
+  it("counts the margin and the weight into the spacing", async () => {
     const gate = new RateGate(redis.connect(), `${redis.prefix}:b`, 100);
-    // (1000 + 100) / 10 = 110 ms a slot.
+    // (1000 + 100) / 10 = 110 ms a slot; the first takes two.
     const [a, b, c] = (
       await Promise.all([
-        gate.reserve("acct", 10),
+        gate.reserve("acct", 10, 2),
         gate.reserve("acct", 10),
         gate.reserve("acct", 10),
       ])
     ).map(delayOf);
     expect(a).toBeLessThan(1);
-    expect(b).toBeGreaterThan(105);
-    expect(b).toBeLessThanOrEqual(110.001);
+    expect(b).toBeGreaterThan(215);
+    expect(b).toBeLessThanOrEqual(220.001);
     expect((c as number) - (b as number)).toBeGreaterThan(105);
     expect((c as number) - (b as number)).toBeLessThanOrEqual(110.001);
-  });
-
-  it("pushes the slots not yet reserved back, and only those", async () => {
-    const gate = new RateGate(redis.connect(), `${redis.prefix}:p`, 0);
-    const first = delayOf(await gate.reserve("acct", 10));
-    await gate.push("acct", 250);
-    const second = delayOf(await gate.reserve("acct", 10));
-    // 100 ms a slot, plus the push.
-    expect(second - first).toBeGreaterThan(300);
-    expect(second - first).toBeLessThanOrEqual(350.001);
-    // Nothing to push for an account with no slot in the last second.
-    await gate.push("idle", 250);
-    expect(delayOf(await gate.reserve("idle", 10))).toBeLessThan(1);
   });
 
   it("refuses a request of a cancelled batch without taking its slot, and serves the others", async () => {
@@ -66,10 +53,10 @@ describe("RateGate", () => {
     await connection.hset(live, "state", "running");
     const gate = new RateGate(connection, `${redis.prefix}:c`, 0);
     const answers = await Promise.all([
-      gate.reserve("acct", 50, live),
-      gate.reserve("acct", 50, batchKey),
-      gate.reserve("acct", 50, live),
-      gate.reserve("acct", 50, batchKey),
+      gate.reserve("acct", 50, 1, live),
+      gate.reserve("acct", 50, 1, batchKey),
+      gate.reserve("acct", 50, 1, live),
+      gate.reserve("acct", 50, 1, batchKey),
       gate.reserve("acct", 50),
     ]);
     expect(answers[1]).toEqual({ reserved: false, cancelled: true });
@@ -81,14 +68,14 @@ describe("RateGate", () => {
 
   it("tells a request whose slot would be more than a second away when to ask again", async () => {
     const gate = new RateGate(redis.connect(), `${redis.prefix}:d`, 0);
-    // 4 per second: slots at 0, 250, 500 and 750 ms are within reach, the fifth (1000) is not.
-    const answers = await Promise.all(Array.from({ length: 5 }, () => gate.reserve("acct", 4)));
-    expect(answers.slice(0, 4).every((r) => r.reserved)).toBe(true);
-    const last = answers[4] as Reservation;
+    // 2 per second: slots at 0, 500 and 1000 ms are within reach, the fourth is not.
+    const answers = await Promise.all(Array.from({ length: 4 }, () => gate.reserve("acct", 2)));
+    expect(answers.slice(0, 3).every((r) => r.reserved)).toBe(true);
+    const last = answers[3] as Reservation;
     expect(last.reserved).toBe(false);
-    expect("retryInMs" in last && last.retryInMs).toBeGreaterThan(1000 - MAX_RESERVE_AHEAD_MS - 10);
+    expect("retryInMs" in last && last.retryInMs).toBeGreaterThan(400);
     expect("retryInMs" in last && last.retryInMs).toBeLessThanOrEqual(
-      1000 - MAX_RESERVE_AHEAD_MS + 1,
+      1500 - MAX_RESERVE_AHEAD_MS + 1,
     );
   });
 
