@@ -41,8 +41,6 @@ export interface ProcessorDeps {
   readonly prefix: string;
   readonly metrics: PipelineMetrics;
   readonly logger: Logger;
-  /** Requests of this process that reserve two slots: the account's concurrency. */
-  readonly coldRequests: number;
   /** Called with each terminal result once it is recorded (batch counters, webhooks). */
   readonly onResult?: (result: JobResult) => Promise<void>;
 }
@@ -53,6 +51,13 @@ export const CONFIRM_MAX_DELAY_MS = 30_000;
 /** A lookup after retries ran out waits this long, so the provider can finish what it started. */
 export const RECONCILE_DELAY_MS = 1_000;
 
+/**
+ * A process's first requests leave late (cold code, new connections), so each takes two slots
+ * and its lateness cannot crowd the second after it. Four were enough in measurements: at
+ * R = 40 the first second's spans kept 150 ms or more to spare, and the tightest span of the
+ * run came later; one per concurrent job cost 4% of the rate there.
+ */
+const COLD_REQUESTS = 4;
 /** Slots a request may take before a late-running worker hands its job back. */
 const SLOT_TRIES = 3;
 
@@ -80,9 +85,7 @@ const statusClass = (error: unknown): string => {
 /** The BullMQ processor of an account queue. `worker()` is the worker it runs in. */
 export function createJobProcessor(deps: ProcessorDeps, worker: () => Worker) {
   const { metrics, logger } = deps;
-  // A process's first batch of requests (one per concurrent job) leaves late: cold code, new
-  // connections. Each takes two slots, so its lateness cannot crowd the second after it.
-  let coldLeft = deps.coldRequests;
+  let coldLeft = COLD_REQUESTS;
 
   async function finish(
     job: Job<JobData>,

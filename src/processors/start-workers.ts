@@ -126,7 +126,6 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
         pauses,
         pipeline: config.pipeline,
         prefix: config.redisPrefix,
-        coldRequests: account.concurrency,
         metrics,
         logger,
         ...(options.onResult && { onResult: options.onResult }),
