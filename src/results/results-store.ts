@@ -10,28 +10,29 @@ import { JobResult } from "./job-result.js";
  * written: its report line, its counters (a replayed row moves from its old result to its new
  * one) and its state once every accepted row has a result. One script, so no crash can count
  * a result twice or lose one; one call records several results in turn, as separate calls
- * would. Result i has KEYS[5i-4..5i]: marker, stream, backlog, batch meta, batch rows; and
- * ARGV[3+6(i-1)+1..6]: JSON, result, job id, row, report line ('' without a batch), finishedAt.
+ * would. KEYS[1] is the stream; result i has KEYS[4i-2..4i+1]: marker, backlog, batch meta,
+ * batch rows; and ARGV[3+6(i-1)+1..6]: JSON, result, job id, row, report line ('' without a
+ * batch), finishedAt.
  * ARGV[1] marker TTL in ms, ARGV[2] stream length, ARGV[3] now in ms. Answers 1 or 0 a result.
  */
 const EMIT_SCRIPT = `
 local ttl, maxLen, now = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local out = {}
-for i = 1, #KEYS / 5 do
-  local k, a = 5 * (i - 1), 3 + 6 * (i - 1)
+for i = 1, (#KEYS - 1) / 4 do
+  local k, a = 1 + 4 * (i - 1), 3 + 6 * (i - 1)
   local json, result, jobId, row, line, finishedAt =
     ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4], ARGV[a + 5], ARGV[a + 6]
   if not redis.call('SET', KEYS[k + 1], json, 'NX', 'PX', ttl) then
     out[i] = 0
   else
     out[i] = 1
-    redis.call('XADD', KEYS[k + 2], 'MAXLEN', '~', maxLen, '*', 'result', json)
+    redis.call('XADD', KEYS[1], 'MAXLEN', '~', maxLen, '*', 'result', json)
     if result == 'needs_reconciliation' then
-      redis.call('ZADD', KEYS[k + 3], now, jobId)
-      redis.call('ZREMRANGEBYSCORE', KEYS[k + 3], '-inf', now - tonumber(ttl))
+      redis.call('ZADD', KEYS[k + 2], now, jobId)
+      redis.call('ZREMRANGEBYSCORE', KEYS[k + 2], '-inf', now - tonumber(ttl))
     end
-    if line ~= '' and redis.call('EXISTS', KEYS[k + 4]) == 1 then
-      local meta, rows = KEYS[k + 4], KEYS[k + 5]
+    if line ~= '' and redis.call('EXISTS', KEYS[k + 3]) == 1 then
+      local meta, rows = KEYS[k + 3], KEYS[k + 4]
       local previous = redis.call('HGET', rows, row)
       local before = previous and cjson.decode(previous).result or 'queued'
       if before == 'queued' then
@@ -134,7 +135,7 @@ export class ResultsStore {
   }
 
   async #emitMany(results: readonly JobResult[]): Promise<boolean[]> {
-    const keys: string[] = [];
+    const keys = [this.streamKey];
     const args = [
       String(this.#options.retentionMs),
       String(this.#options.maxLen),
@@ -146,7 +147,6 @@ export class ResultsStore {
       const batch = inBatch ? batchKeys(this.#options.prefix, result.batchId as string) : undefined;
       keys.push(
         marker,
-        this.streamKey,
         backlogKey(this.#options.prefix, result.account),
         batch?.meta ?? marker,
         batch?.rows ?? marker,
@@ -163,6 +163,7 @@ export class ResultsStore {
     const added = await this.#redis.moneyqEmitResults(keys.length, ...keys, ...args);
     return added.map((n) => n === 1);
   }
+
   /** The job's terminal result, if it has one. */
   async get(jobId: string): Promise<JobResult | undefined> {
     const raw = await this.#redis.get(this.#markerKey(jobId));
