@@ -150,7 +150,6 @@ export function createJobProcessor(deps: ProcessorDeps, worker: () => Worker) {
     }
     if (recorded.result !== "succeeded" && recorded.result !== "cancelled")
       throw deadLetter(recorded);
-    return recorded;
   }
 
   async function moveLater(
@@ -209,13 +208,17 @@ export function createJobProcessor(deps: ProcessorDeps, worker: () => Worker) {
     throw new RateLimitError();
   }
 
-  return async function processJob(job: Job<JobData>, token?: string): Promise<JobResult> {
+  /**
+   * Completes with no return value: the result lives in its marker and on the stream, so a
+   * copy in each retained job's hash would only cost Redis memory.
+   */
+  return async function processJob(job: Job<JobData>, token?: string): Promise<void> {
     // A job that ran before may have its result already (a crash after emitting it).
     if (job.attemptsStarted > 1 || job.data.state !== undefined) {
       const earlier = await deps.results.get(job.id as string);
       if (earlier) {
         if (earlier.result !== "succeeded") throw deadLetter(earlier);
-        return earlier;
+        return;
       }
     }
     const parsed = validate(JobEnvelopeSchema, job.data?.envelope);

@@ -91,11 +91,11 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
       accountList.map((a) => a.alias),
     );
   const pauses = new AccountPauses(connection, config.redisPrefix, queues);
-  // Results are emitted on a connection of their own with auto-pipelining: the results of
-  // concurrent jobs leave in one write. BullMQ's connections keep it off (it has been reported
-  // to lose job data there), and so does the rate gate, whose replies must not wait for a batch.
-  const pipelined = connection.duplicate({ enableAutoPipelining: true });
-  const results = new ResultsStore(pipelined, {
+  // Results are emitted on a connection of their own, so a large emission never holds up the
+  // rate gate's replies on the shared one. No auto-pipelining: the store gathers concurrent
+  // results into one call itself, and auto-pipelining would only hold each call back a turn.
+  const resultsConnection = connection.duplicate();
+  const results = new ResultsStore(resultsConnection, {
     prefix: config.redisPrefix,
     retentionMs: config.pipeline.retentionMs,
     maxLen: config.pipeline.resultsMaxLen,
@@ -132,7 +132,7 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
       },
       () => self as Worker,
     );
-    self = new Worker<JobData, JobResult>(accountQueueName(account.alias), processor, {
+    self = new Worker<JobData, void>(accountQueueName(account.alias), processor, {
       connection,
       prefix: config.redisPrefix,
       concurrency: account.concurrency,
@@ -178,7 +178,7 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
       await Promise.allSettled([...queues.values()].map((q) => q.close()));
       await Promise.allSettled([...clients.values()].map((c) => c.close()));
       if (ownsDispatcher) await dispatcher.close().catch(() => undefined);
-      await pipelined.quit().catch(() => pipelined.disconnect());
+      await resultsConnection.quit().catch(() => resultsConnection.disconnect());
       logger.info("workers stopped");
     })();
     return closing;

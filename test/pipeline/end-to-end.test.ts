@@ -127,4 +127,27 @@ describe("every job kind end to end", () => {
     });
     expect((await p.sb.invariants()).ok).toBe(true);
   });
+
+  it("keeps a finished job's result in its marker and on the stream, not again in the job", async () => {
+    const [enqueued] = await p.producer().enqueueMany([
+      {
+        kind: "payout.bank",
+        account: "default",
+        batchId: "e2e-copy",
+        reference: "bank-2",
+        request: { body: bank(120) },
+      },
+    ]);
+    const jobId = enqueued?.jobId as string;
+    const streamed = await p.resultOf(jobId);
+    const queue = p.workers().queues.get("default");
+    let job = await queue?.getJob(jobId);
+    for (let i = 0; job && !job.finishedOn && i < 200; i += 1) {
+      await new Promise((r) => setTimeout(r, 25));
+      job = await queue?.getJob(jobId);
+    }
+    expect(await job?.getState()).toBe("completed");
+    expect(job?.returnvalue ?? null).toBeNull();
+    expect(await p.workers().results.get(jobId)).toEqual(streamed);
+  });
 });
