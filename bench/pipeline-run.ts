@@ -3,6 +3,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
+import type { Redis } from "ioredis";
 import { Registry } from "prom-client";
 import { type Config, loadConfig } from "../src/config.js";
 import { createLogger } from "../src/logger.js";
@@ -36,6 +37,45 @@ export async function stub(delayMs: number): Promise<{ child: ChildProcess; base
   return { child, ...JSON.parse(line) };
 }
 
+/** CPU time, in µs, the stub and Redis have used so far: both share the machine with the benchmark. */
+export interface OthersCpu {
+  readonly stubUs: number;
+  readonly redisUs: number;
+}
+
+export async function othersCpu(redis: Redis, baseUrl: string): Promise<OthersCpu> {
+  const [stubAnswer, info] = await Promise.all([
+    fetch(`${new URL(baseUrl).origin}/cpu`).then((r) => r.json() as Promise<{ cpuUs: number }>),
+    redis.info("cpu"),
+  ]);
+  const seconds = (field: string) =>
+    Number(new RegExp(`${field}:([\\d.]+)`).exec(info)?.[1] ?? NaN);
+  return {
+    stubUs: stubAnswer.cpuUs,
+    redisUs: (seconds("used_cpu_user") + seconds("used_cpu_sys")) * 1e6,
+  };
+}
+
+/** CPU µs a job of the benchmark process, the stub and Redis over one timed run. */
+export interface CpuPerJob {
+  readonly bench: number;
+  readonly stub: number;
+  readonly redis: number;
+}
+
+export function cpuPerJob(
+  bench: NodeJS.CpuUsage,
+  before: OthersCpu,
+  after: OthersCpu,
+  jobs: number,
+): CpuPerJob {
+  return {
+    bench: (bench.user + bench.system) / jobs,
+    stub: (after.stubUs - before.stubUs) / jobs,
+    redis: (after.redisUs - before.redisUs) / jobs,
+  };
+}
+
 export const body = {
   amount: 1,
   currency: "NGN",
@@ -61,7 +101,7 @@ export async function moneyq(
   jobs: number,
   ratePerSecond: number,
   metrics: "on" | "off" = "on",
-): Promise<{ perSecond: number; busyPerSecond: number; cpuUsPerJob: number }> {
+): Promise<{ perSecond: number; busyPerSecond: number; cpu: CpuPerJob }> {
   const prefix = `bench-${randomUUID().slice(0, 8)}`;
   const config: Config = loadConfig({
     REDIS_URL,
@@ -88,15 +128,26 @@ export async function moneyq(
     request: { body },
   }));
   await producer.enqueueMany(inputs);
+  const others = await othersCpu(connection, baseUrl);
   const started = performance.now();
   const cpu = process.cpuUsage();
   const registry = metrics === "on" ? createMetricsRegistry("all") : new Registry();
+  // Counted in this process as each result is recorded, as the baseline counts its jobs.
+  let recorded = 0;
+  let allRecorded: () => void = () => undefined;
+  const finished = new Promise<void>((resolve) => {
+    allRecorded = resolve;
+  });
   const workers = await startWorkers({
     config,
     connection,
     logger: createLogger("silent"),
     registry,
     ...(metrics === "off" && { metrics: NO_METRICS }),
+    onResult: async () => {
+      recorded += 1;
+      if (recorded === jobs) allRecorded();
+    },
   });
   let scrapes: NodeJS.Timeout | undefined;
   if (metrics === "on") {
@@ -110,13 +161,15 @@ export async function moneyq(
     });
     scrapes = setInterval(() => void registry.metrics(), 1000);
   }
-  while ((await connection.xlen(`${prefix}:results`)) < jobs)
-    await new Promise((r) => setTimeout(r, 20));
+  await finished;
   const seconds = (performance.now() - started) / 1000;
   const used = process.cpuUsage(cpu);
+  const othersAfter = await othersCpu(connection, baseUrl);
   const finishedAt = (await connection.xrange(`${prefix}:results`, "-", "+")).map(([id]) =>
     Number(id.split("-")[0]),
   );
+  if (finishedAt.length !== jobs)
+    throw new Error(`${jobs} jobs gave ${finishedAt.length} results on the stream`);
   const busySeconds = ((finishedAt.at(-1) as number) - (finishedAt[0] as number)) / 1000;
   clearInterval(scrapes);
   await workers.close();
@@ -127,6 +180,6 @@ export async function moneyq(
   return {
     perSecond: jobs / seconds,
     busyPerSecond: (jobs - 1) / busySeconds,
-    cpuUsPerJob: (used.user + used.system) / jobs,
+    cpu: cpuPerJob(used, others, othersAfter, jobs),
   };
 }

@@ -5,13 +5,23 @@ import { randomUUID } from "node:crypto";
 import { Queue, Worker } from "bullmq";
 import { Pool } from "undici";
 import { createRedis } from "../src/redis-connection.js";
-import { body, CONCURRENCY, KEY, moneyq, REDIS_URL, stub } from "./pipeline-run.js";
+import {
+  body,
+  CONCURRENCY,
+  type CpuPerJob,
+  cpuPerJob,
+  KEY,
+  moneyq,
+  othersCpu,
+  REDIS_URL,
+  stub,
+} from "./pipeline-run.js";
 
 /** Bare BullMQ + undici: enqueue, then a worker that POSTs each job's body once. */
 async function baseline(
   baseUrl: string,
   jobs: number,
-): Promise<{ perSecond: number; cpuUsPerJob: number }> {
+): Promise<{ perSecond: number; cpu: CpuPerJob }> {
   const connection = createRedis(REDIS_URL);
   const prefix = `bench-${randomUUID().slice(0, 8)}`;
   const queue = new Queue("bare", { connection, prefix });
@@ -29,6 +39,7 @@ async function baseline(
   const finished = new Promise<void>((resolve) => {
     allDone = resolve;
   });
+  const others = await othersCpu(connection, baseUrl);
   const started = performance.now();
   const cpu = process.cpuUsage();
   const worker = new Worker(
@@ -53,16 +64,23 @@ async function baseline(
   await finished;
   const seconds = (performance.now() - started) / 1000;
   const used = process.cpuUsage(cpu);
+  const othersAfter = await othersCpu(connection, baseUrl);
   await worker.close();
   await queue.obliterate({ force: true });
   await queue.close();
   await pool.close();
   await connection.quit();
-  return { perSecond: jobs / seconds, cpuUsPerJob: (used.user + used.system) / jobs };
+  return { perSecond: jobs / seconds, cpu: cpuPerJob(used, others, othersAfter, jobs) };
 }
 
 const ROUNDS = 5;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+/** CPU a job of the round with the median total, part by part: process + Redis + stub = all. */
+const cpuCell = (xs: readonly CpuPerJob[]) => {
+  const total = (c: CpuPerJob) => c.bench + c.redis + c.stub;
+  const m = [...xs].sort((a, b) => total(a) - total(b))[Math.floor(xs.length / 2)] as CpuPerJob;
+  return `${m.bench.toFixed(0)} + ${m.redis.toFixed(0)} + ${m.stub.toFixed(0)} = ${total(m).toFixed(0)}`;
+};
 
 const rows: string[] = [];
 for (const delay of [0, 50]) {
@@ -73,19 +91,19 @@ for (const delay of [0, 50]) {
   await moneyq(upstream.baseUrl, 500, 1_000_000);
   const base: number[] = [];
   const ours: number[] = [];
-  const baseCpu: number[] = [];
-  const ourCpu: number[] = [];
+  const baseCpu: CpuPerJob[] = [];
+  const ourCpu: CpuPerJob[] = [];
   for (let round = 0; round < ROUNDS; round += 1) {
     const b = await baseline(upstream.baseUrl, jobs);
     base.push(b.perSecond);
-    baseCpu.push(b.cpuUsPerJob);
+    baseCpu.push(b.cpu);
     const m = await moneyq(upstream.baseUrl, jobs, 1_000_000);
     ours.push(m.perSecond);
-    ourCpu.push(m.cpuUsPerJob);
+    ourCpu.push(m.cpu);
   }
   const ratio = median(ours) / median(base);
   rows.push(
-    `| ${delay} ms upstream, ${jobs} jobs x ${ROUNDS} | ${median(base).toFixed(0)} (${Math.min(...base).toFixed(0)}-${Math.max(...base).toFixed(0)}) | ${median(ours).toFixed(0)} (${Math.min(...ours).toFixed(0)}-${Math.max(...ours).toFixed(0)}) | ${ratio.toFixed(3)} | ${median(baseCpu).toFixed(0)} / ${median(ourCpu).toFixed(0)} |`,
+    `| ${delay} ms upstream, ${jobs} jobs x ${ROUNDS} | ${median(base).toFixed(0)} (${Math.min(...base).toFixed(0)}-${Math.max(...base).toFixed(0)}) | ${median(ours).toFixed(0)} (${Math.min(...ours).toFixed(0)}-${Math.max(...ours).toFixed(0)}) | ${ratio.toFixed(3)} | ${cpuCell(baseCpu)} | ${cpuCell(ourCpu)} |`,
   );
   upstream.child.kill("SIGTERM");
 }
@@ -97,9 +115,9 @@ limited.child.kill("SIGTERM");
 
 console.log(`pipeline throughput, concurrency ${CONCURRENCY}, node ${process.version}`);
 console.log(
-  "| workload | bare BullMQ + undici, jobs/s: median (range) | moneyq, jobs/s: median (range) | ratio of medians | CPU of the benchmark process, µs a job (median): bare / moneyq |",
+  "| workload | bare BullMQ + undici, jobs/s: median (range) | moneyq, jobs/s: median (range) | ratio of medians | bare, CPU µs a job (median round): process + Redis + stub | moneyq, CPU µs a job (median round): process + Redis + stub |",
 );
-console.log("|---|---|---|---|---|");
+console.log("|---|---|---|---|---|---|");
 for (const row of rows) console.log(row);
 console.log("");
 console.log(

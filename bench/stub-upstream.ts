@@ -1,10 +1,18 @@
 // Child process of bench/pipeline.bench.ts: a stub Payments API that answers every request at
-// once (or after DELAY_MS) with a SUCCESSFUL transaction, and prints its base URL.
+// once (or after DELAY_MS) with a SUCCESSFUL transaction, and prints its base URL. GET /cpu
+// answers the CPU time the stub has used.
 import { createServer } from "node:http";
 
 const delayMs = Number(process.argv[2] ?? 0);
 let n = 0;
 const server = createServer((req, res) => {
+  // The benchmark reads the stub's own CPU time here, to count it per job.
+  if (req.url === "/cpu") {
+    const used = process.cpuUsage();
+    res.writeHead(200, { "content-type": "application/json" });
+    res.end(JSON.stringify({ cpuUs: used.user + used.system }));
+    return;
+  }
   req.resume();
   req.on("end", () => {
     n += 1;
