@@ -59,12 +59,22 @@ describe("idempotency", () => {
   });
 
   it("refuses the same key with another body, and changes nothing", async () => {
+    // An account of its own, so that only the first payout's settlement can move its ledger
+    // while the test runs (settlement comes 50 ms after the payout, on the sandbox's timer).
+    const account = await sb.newAccount();
     const first = await sb.api("POST", "/transaction/transfer/bank", {
+      key: account.apiKey,
       idem: "reuse-1",
       body: payout(100),
     });
-    const before = await sb.wallet(sb.sandbox.accounts[0]?.accountId as string, "NGN");
+    const firstId = first.body.data.transactionId as string;
+    const others = async () =>
+      (
+        await sb.control("GET", "/ledger", { query: { accountId: account.accountId } })
+      ).body.data.entries.filter((e: { transactionId: string }) => e.transactionId !== firstId);
+    const before = { entries: await others(), wallet: await sb.wallet(account.accountId, "NGN") };
     const second = await sb.api("POST", "/transaction/transfer/bank", {
+      key: account.apiKey,
       idem: "reuse-1",
       body: payout(200),
     });
@@ -74,8 +84,11 @@ describe("idempotency", () => {
       code: "idempotency_key_reused",
       message: "this idempotency key was already used with a different request",
     });
-    expect(await sb.wallet(sb.sandbox.accounts[0]?.accountId as string, "NGN")).toEqual(before);
-    expect(await effectsOf("reuse-1")).toEqual([first.body.data.transactionId]);
+    expect(await others()).toEqual(before.entries);
+    expect((await sb.wallet(account.accountId, "NGN")).availableBalance).toBe(
+      before.wallet.availableBalance,
+    );
+    expect(await effectsOf("reuse-1", account.accountId)).toEqual([firstId]);
   });
 
   it("refuses the same key on another operation", async () => {
@@ -88,14 +101,21 @@ describe("idempotency", () => {
   });
 
   it("answers 409 while the first request with the key is still in flight", async () => {
-    const account = await sb.newAccount({ faults: { latencyMs: 300 } });
+    const account = await sb.newAccount({ faults: { latencyMs: 2000 } });
     const first = sb.api("POST", "/transaction/transfer/bank", {
       key: account.apiKey,
       idem: "flight-1",
       body: payout(),
     });
-    // The second request starts while the first is inside its 300 ms of latency.
-    await new Promise((r) => setTimeout(r, 50));
+    // The sandbox logs a request as it arrives and takes its key in the same turn; once the
+    // log shows the first, it holds the key for its 2 s of latency.
+    const arrived = async () =>
+      (await sb.control("GET", "/requests", { query: { accountId: account.accountId } })).body.data
+        .requests.length;
+    for (let i = 0; (await arrived()) === 0 && i < 200; i += 1) {
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    expect(await arrived()).toBe(1);
     const second = await sb.api("POST", "/transaction/transfer/bank", {
       key: account.apiKey,
       idem: "flight-1",
