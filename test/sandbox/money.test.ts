@@ -2,7 +2,9 @@ import { afterEach, describe, expect, it } from "vitest";
 import { TRON_ADDRESS } from "../fixtures/operation-examples.js";
 import { useSandbox } from "../helpers/sandbox.js";
 
-const SETTLE = 50;
+// Settlement far beyond any test's wall time: the tests see a hold or a PENDING state until they
+// advance the sandbox's clock, however slow the machine.
+const SETTLE = 10 * 60_000;
 const sb = useSandbox({ settleDelayMs: SETTLE });
 let n = 0;
 const key = () => `money-${++n}`;
