@@ -19,7 +19,9 @@ async function file(name: string, content: string): Promise<string> {
 
 const cli = (args: string[]) => runCli(args, h.env());
 
-describe("moneyq batch", () => {
+// Each CLI run is a new Node process that loads moneyq from source: several seconds apiece on a
+// busy machine, so these tests get more time than the suite's default.
+describe("moneyq batch", { timeout: 120_000 }, () => {
   const mixed = () =>
     bankCsv("cli-mix", 8, (n, c) => {
       if (n === 3) c.amount = "-5";

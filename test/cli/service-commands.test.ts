@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { describe, expect, inject, it } from "vitest";
+import { describe, expect, inject, it, onTestFinished } from "vitest";
 import { RedisUnavailableError, serviceRedis } from "../../src/embedded/service-redis.js";
 import { EMBEDDED_DEV_TOKEN } from "../../src/main.js";
 import { spawnCli } from "../helpers/cli.js";
@@ -19,6 +19,12 @@ describe("npm run demo", () => {
         REDIS_URL: inject("redisUrl"),
       },
       stdio: ["ignore", "pipe", "pipe"],
+      // Its own process group, so that a test ending early stops npm and the demo under it.
+      detached: true,
+    });
+    onTestFinished(() => {
+      if (child.exitCode === null && child.signalCode === null && child.pid !== undefined)
+        process.kill(-child.pid, "SIGKILL");
     });
     let stdout = "";
     let stderr = "";
@@ -43,7 +49,7 @@ describe("npm run demo", () => {
     const bank = (await readFile(reports[0] as string, "utf8")).trim().split("\n");
     expect(bank).toHaveLength(241);
     expect(bank.filter((l) => l.includes(",failed,"))).toHaveLength(6);
-  }, 120_000);
+  }, 300_000);
 });
 
 describe("moneyq start on embedded defaults", () => {

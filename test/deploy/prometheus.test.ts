@@ -30,8 +30,9 @@ function resolved(expr: string): string {
     .replaceAll("$account", ".*");
 }
 
-// The sandbox allows alpha 60 requests/s and moneyq asks for 100/s, and answers 5% of requests
-// with a 5xx: 429 pauses and retries happen however fast this machine is.
+// The sandbox answers 5% of alpha's requests with a 5xx, and allows it 2 requests/s until moneyq,
+// asking for 100/s, has paused on a 429; then 60/s. Pauses and retries so happen however fast or
+// slow this machine is, and the batch still ends soon.
 const h = useService({ MONEYQ_RATE_LIMIT_PER_SECOND: "100", MONEYQ_METRICS_CACHE_MS: "500" });
 let worker: Service | undefined;
 let prometheus: TestPrometheus | undefined;
@@ -39,7 +40,7 @@ const hostPort = (url: string) => new URL(url).host;
 
 beforeAll(async () => {
   await h.sb.control("PUT", "/accounts/acct_alpha/faults", {
-    body: { errorRate: 0.05, rateLimitPerSecond: 60, seed: 7 },
+    body: { errorRate: 0.05, rateLimitPerSecond: 2, seed: 7 },
   });
   worker = await startService({
     config: h.config(),
@@ -86,6 +87,20 @@ describe("a real Prometheus scraping moneyq while a batch runs", () => {
     });
     const submitted = await h.api("POST", "/v1/batches?kind=payout.bank", { csv });
     expect(submitted.status).toBe(202);
+    const value = async (expr: string) =>
+      Number(
+        ((await p.query(expr)).data?.result[0] as { value: [number, string] } | undefined)
+          ?.value[1],
+      );
+    const pauses = 'sum(moneyq_rate_limit_pauses_total{source="upstream"})';
+    await until(
+      () => value(pauses),
+      (v) => v > 0,
+      60_000,
+    );
+    await h.sb.control("PUT", "/accounts/acct_alpha/faults", {
+      body: { errorRate: 0.05, rateLimitPerSecond: 60, seed: 7 },
+    });
     const expressions = panels.flatMap((panel) => panel.targets.map((t) => resolved(t.expr)));
     expect(expressions.length).toBeGreaterThanOrEqual(18);
     const withData = new Set<string>();
@@ -109,19 +124,12 @@ describe("a real Prometheus scraping moneyq while a batch runs", () => {
     );
     expect(status.body.counts).toMatchObject({ succeeded: 384, failed: 16 });
     // What the batch went through shows up in the series the panels chart.
-    const value = async (expr: string) =>
-      Number(
-        ((await p.query(expr)).data?.result[0] as { value: [number, string] } | undefined)
-          ?.value[1],
-      );
     await until(
       () => value('sum(moneyq_jobs_finished_total{account="alpha"})'),
       (v) => v === 400,
     );
     expect(await value('sum(moneyq_job_errors_total{code="insufficient_funds"})')).toBe(16);
-    expect(await value('sum(moneyq_rate_limit_pauses_total{source="upstream"})')).toBeGreaterThan(
-      0,
-    );
+    expect(await value(pauses)).toBeGreaterThan(0);
     expect(await value("sum(moneyq_job_retries_total)")).toBeGreaterThan(0);
   }, 240_000);
 

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { join } from "node:path";
+import { onTestFinished } from "vitest";
 
 const root = join(import.meta.dirname, "..", "..");
 
@@ -24,6 +25,10 @@ export function runCli(
   env: Record<string, string> = {},
 ): Promise<CliResult> {
   const child = spawnCli(args, env);
+  // A test that times out must not leave its CLI running into the next tests.
+  onTestFinished(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  });
   let stdout = "";
   let stderr = "";
   child.stdout?.on("data", (c: Buffer) => {
