@@ -2,6 +2,7 @@ export type { ApiDeps, Readiness } from "./api/api-deps.js";
 export { buildApi, type RunningApi, startApi } from "./api/start-api.js";
 export {
   BatchFileError,
+  BatchNotCancellableError,
   BatchNotFoundError,
   BatchRefusedError,
   type RowIssue,
@@ -11,7 +12,6 @@ export { csvRows, jsonRows, type RowSource } from "./batches/batch-rows.js";
 export {
   BATCH_STATES,
   Batches,
-  BatchNotCancellableError,
   type BatchState,
   type BatchStatus,
   type CancelReport,
@@ -25,8 +25,6 @@ export { createLogger, type Logger } from "./logger.js";
 export {
   closeOnSignals,
   EMBEDDED_DEV_TOKEN,
-  ROLES,
-  type Role,
   type Service,
   type ServiceOptions,
   startService,
@@ -64,3 +62,4 @@ export {
   signWebhook,
   verifyWebhook,
 } from "./results/webhook-signature.js";
+export { ROLES, type Role } from "./service-roles.js";

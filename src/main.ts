@@ -9,7 +9,8 @@ import {
   type Config,
   DEFAULT_ACCOUNT_ALIAS,
 } from "./config.js";
-import { redactUrl, serviceRedis } from "./embedded/service-redis.js";
+import { redactUrl } from "./embedded/redact-url.js";
+import { serviceRedis } from "./embedded/service-redis.js";
 import { createLogger, type Logger } from "./logger.js";
 import { createMetricsRegistry } from "./metrics/metrics-registry.js";
 import { type RunningMetricsServer, startMetricsServer } from "./metrics/metrics-server.js";
@@ -23,9 +24,7 @@ import { createRedis } from "./redis-connection.js";
 import { checkRedisSafety } from "./redis-safety.js";
 import { ResultsStore } from "./results/results-store.js";
 import { DEMO_API_KEY, type RunningSandbox, startSandbox } from "./sandbox/index.js";
-
-export type Role = "api" | "worker" | "all";
-export const ROLES: readonly Role[] = ["api", "worker", "all"];
+import type { Role } from "./service-roles.js";
 
 /**
  * The API token of a service whose upstream is the embedded sandbox and which has no

@@ -1,8 +1,11 @@
 import { Readable, Transform } from "node:stream";
-import { BatchFileError, BatchRefusedError } from "../batches/batch-errors.js";
+import {
+  BatchFileError,
+  BatchNotCancellableError,
+  BatchRefusedError,
+} from "../batches/batch-errors.js";
 import type { BatchKind } from "../batches/batch-kinds.js";
 import { csvRows, jsonRows } from "../batches/batch-rows.js";
-import { BatchNotCancellableError } from "../batches/batches.js";
 import { renderReport } from "../batches/report-format.js";
 import { validate } from "../contract/field-issues.js";
 import type { ApiRouter } from "./api-app.js";

@@ -45,3 +45,12 @@ export class BatchNotFoundError extends Error {
     this.name = "BatchNotFoundError";
   }
 }
+
+/** A batch that may not be cancelled (it already finished). */
+export class BatchNotCancellableError extends Error {
+  readonly code = "batch_not_cancellable";
+  constructor(batchId: string, state: string) {
+    super(`batch ${batchId} is ${state}: there is nothing left to cancel`);
+    this.name = "BatchNotCancellableError";
+  }
+}

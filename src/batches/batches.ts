@@ -6,7 +6,12 @@ import type { JobEnvelope } from "../queues/job-envelope.js";
 import type { Producer } from "../queues/producer.js";
 import { RESULT_KINDS, type ResultKind } from "../results/job-result.js";
 import { batchKeys, type ReportLine, type ResultsStore } from "../results/results-store.js";
-import { BatchNotFoundError, BatchRefusedError, type RowIssue } from "./batch-errors.js";
+import {
+  BatchNotCancellableError,
+  BatchNotFoundError,
+  BatchRefusedError,
+  type RowIssue,
+} from "./batch-errors.js";
 import { BATCH_KINDS, type BatchKind } from "./batch-kinds.js";
 import type { RowSource } from "./batch-rows.js";
 import { HeldRows } from "./held-rows.js";
@@ -82,15 +87,6 @@ export interface CancelReport {
   /** Jobs that already had their terminal result. */
   readonly finished: number;
   readonly status: BatchStatus;
-}
-
-/** A batch that may not be cancelled (it already finished). */
-export class BatchNotCancellableError extends Error {
-  readonly code = "batch_not_cancellable";
-  constructor(batchId: string, state: string) {
-    super(`batch ${batchId} is ${state}: there is nothing left to cancel`);
-    this.name = "BatchNotCancellableError";
-  }
 }
 
 export interface BatchesOptions {

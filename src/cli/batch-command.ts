@@ -1,12 +1,9 @@
-import { createReadStream } from "node:fs";
-import { readFile } from "node:fs/promises";
-import { extname } from "node:path";
 import { Command, Option } from "commander";
 import { BATCH_KIND_NAMES, type BatchKind } from "../batches/batch-kinds.js";
-import { csvRows, jsonRows, type RowSource } from "../batches/batch-rows.js";
 import { renderReport } from "../batches/report-format.js";
 import { CliError } from "./cli-error.js";
 import { EXIT } from "./exit-codes.js";
+import { fileRows } from "./file-rows.js";
 import { withOperator } from "./operator.js";
 import { runAction } from "./run-action.js";
 import { formatStatus, formatSubmit } from "./summary.js";
@@ -20,32 +17,6 @@ interface SubmitFlags {
   readonly wait: boolean;
   readonly json: boolean;
   readonly batchId?: string;
-}
-
-/** Rows of a .csv file (streamed) or a .json file (an array of rows, or { rows: [...] }). */
-export async function fileRows(path: string, kind: BatchKind): Promise<RowSource> {
-  const extension = extname(path).toLowerCase();
-  if (extension === ".csv") {
-    const stream = createReadStream(path);
-    await new Promise<void>((resolve, reject) => {
-      stream.once("open", () => resolve());
-      stream.once("error", (error) =>
-        reject(new CliError(`cannot read ${path}: ${error.message}`)),
-      );
-    });
-    return csvRows(stream, kind);
-  }
-  if (extension === ".json") {
-    let json: unknown;
-    try {
-      json = JSON.parse(await readFile(path, "utf8"));
-    } catch (error) {
-      throw new CliError(`cannot read ${path} as JSON: ${(error as Error).message}`);
-    }
-    const rows = Array.isArray(json) ? json : (json as { rows?: unknown } | null)?.rows;
-    return jsonRows(rows, kind);
-  }
-  throw new CliError(`${path}: the file must end in .csv or .json`);
 }
 
 /** `moneyq batch ...`: submit a batch file, watch it, read its results, cancel it. */

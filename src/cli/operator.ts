@@ -1,13 +1,9 @@
 import type { Redis } from "ioredis";
-import { Batches } from "../batches/batches.js";
-import { type Config, DEFAULT_ACCOUNT_ALIAS, loadConfig } from "../config.js";
-import { pingRedis } from "../embedded/private-redis.js";
-import { redactUrl } from "../embedded/service-redis.js";
-import { DeadLetters } from "../queues/dead-letters.js";
-import { Producer } from "../queues/producer.js";
-import { createRedis } from "../redis-connection.js";
-import { ResultsStore } from "../results/results-store.js";
-import { CliError } from "./cli-error.js";
+import type { Batches } from "../batches/batches.js";
+import { type Config, loadConfig } from "../config.js";
+import type { DeadLetters } from "../queues/dead-letters.js";
+import type { Producer } from "../queues/producer.js";
+import type { ResultsStore } from "../results/results-store.js";
 
 /** What the operator commands act through: the service's Redis, read from configuration. */
 export interface Operator {
@@ -23,37 +19,12 @@ export interface Operator {
 /** Opens the configured Redis (it must answer: these commands act on a running service's jobs). */
 export async function withOperator<T>(use: (operator: Operator) => Promise<T>): Promise<T> {
   const config = loadConfig();
+  // Loaded only when a command acts: `--help` and usage errors start without Redis and BullMQ.
+  const { openOperator } = await import("./open-operator.js");
+  const operator = await openOperator(config);
   try {
-    await pingRedis(config.redisUrl);
-  } catch (error) {
-    throw new CliError(
-      `Redis does not answer at ${redactUrl(config.redisUrl)} (${(error as Error).message}): ` +
-        "set REDIS_URL to the Redis of your running moneyq service",
-    );
-  }
-  const connection = createRedis(config.redisUrl);
-  const accounts =
-    config.paymentsApiUrl === undefined
-      ? [DEFAULT_ACCOUNT_ALIAS]
-      : config.accounts.map((a) => a.alias);
-  const producer = new Producer({
-    connection,
-    prefix: config.redisPrefix,
-    accounts,
-    maxAttempts: config.pipeline.maxAttempts,
-    retentionMs: config.pipeline.retentionMs,
-  });
-  const results = new ResultsStore(connection, {
-    prefix: config.redisPrefix,
-    retentionMs: config.pipeline.retentionMs,
-    maxLen: config.pipeline.resultsMaxLen,
-  });
-  const batches = new Batches({ connection, prefix: config.redisPrefix, producer, results });
-  const deadLetters = new DeadLetters(connection, config.redisPrefix, results);
-  try {
-    return await use({ config, connection, accounts, producer, batches, results, deadLetters });
+    return await use(operator);
   } finally {
-    await producer.close().catch(() => undefined);
-    await connection.quit().catch(() => connection.disconnect());
+    await operator.close();
   }
 }

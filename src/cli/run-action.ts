@@ -1,7 +1,11 @@
-import { BatchFileError, BatchNotFoundError, BatchRefusedError } from "../batches/batch-errors.js";
-import { BatchNotCancellableError } from "../batches/batches.js";
+import {
+  BatchFileError,
+  BatchNotCancellableError,
+  BatchNotFoundError,
+  BatchRefusedError,
+} from "../batches/batch-errors.js";
 import { ConfigError } from "../config.js";
-import { RedisUnavailableError } from "../embedded/service-redis.js";
+import { RedisUnavailableError } from "../embedded/redis-unavailable-error.js";
 import { EnqueueValidationError } from "../queues/enqueue-error.js";
 import { CliError } from "./cli-error.js";
 import { EXIT } from "./exit-codes.js";

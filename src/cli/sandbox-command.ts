@@ -1,6 +1,5 @@
 import { Command } from "commander";
 import { SANDBOX_DEFAULTS } from "../sandbox/options.js";
-import { startSandbox } from "../sandbox/start-sandbox.js";
 import { intOption } from "./int-option.js";
 
 interface SandboxFlags {
@@ -35,6 +34,8 @@ export function sandboxCommand(): Command {
       SANDBOX_DEFAULTS.settleDelayMs,
     )
     .action(async (flags: SandboxFlags) => {
+      // Loaded when it runs: the rest of the CLI starts without the sandbox's dependencies.
+      const { startSandbox } = await import("../sandbox/start-sandbox.js");
       const sandbox = await startSandbox({
         port: flags.port,
         host: flags.host,

@@ -1,28 +1,11 @@
 import { pingRedis, startPrivateRedis } from "./private-redis.js";
-
-/** Neither the configured Redis nor a private redis-server could be had. */
-export class RedisUnavailableError extends Error {
-  readonly code = "redis_unavailable";
-  constructor(url: string, reason: string) {
-    super(
-      `Redis does not answer at ${redactUrl(url)} (${reason}) and no redis-server is installed ` +
-        "to start a private one. Install Redis (Debian/Ubuntu: apt-get install redis-server; " +
-        "macOS: brew install redis) or set REDIS_URL to a running Redis.",
-    );
-    this.name = "RedisUnavailableError";
-  }
-}
+import { RedisUnavailableError } from "./redis-unavailable-error.js";
 
 export interface ServiceRedis {
   readonly url: string;
   /** Why moneyq started its own redis-server; undefined when the configured Redis answered. */
   readonly embeddedBecause: string | undefined;
   stop(): Promise<void>;
-}
-
-/** Hides the password of a redis:// URL. */
-export function redactUrl(url: string): string {
-  return url.replace(/\/\/[^@/]*@/, "//***@");
 }
 
 /**
