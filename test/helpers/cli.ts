@@ -4,9 +4,9 @@ import { onTestFinished } from "vitest";
 
 const root = join(import.meta.dirname, "..", "..");
 
-/** Runs the moneyq CLI from source (tsx), as `moneyq ARGS`. */
+/** Runs the moneyq CLI as installed, `moneyq ARGS` (dist/, built by the global setup). */
 export function spawnCli(args: readonly string[], env: Record<string, string> = {}): ChildProcess {
-  return spawn(process.execPath, ["--import", "tsx", join(root, "src/cli/main.ts"), ...args], {
+  return spawn(process.execPath, [join(root, "bin/moneyq.js"), ...args], {
     cwd: root,
     env: { PATH: process.env.PATH ?? "", ...env },
     stdio: ["ignore", "pipe", "pipe"],
@@ -41,19 +41,15 @@ export function runCli(
 }
 
 /**
- * Starts a worker process (test/helpers/worker-main.ts) and resolves once it is ready. Its
+ * Starts a worker process (test/helpers/worker-main.mjs) and resolves once it is ready. Its
  * metrics port is any free one, as several run on this host at once.
  */
 export async function spawnWorker(env: Record<string, string>): Promise<ChildProcess> {
-  const child = spawn(
-    process.execPath,
-    ["--import", "tsx", join(root, "test/helpers/worker-main.ts")],
-    {
-      cwd: root,
-      env: { PATH: process.env.PATH ?? "", MONEYQ_METRICS_PORT: "0", ...env },
-      stdio: ["ignore", "pipe", "pipe"],
-    },
-  );
+  const child = spawn(process.execPath, [join(root, "test/helpers/worker-main.mjs")], {
+    cwd: root,
+    env: { PATH: process.env.PATH ?? "", MONEYQ_METRICS_PORT: "0", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let err = "";
   child.stderr?.on("data", (c: Buffer) => {
     err += c.toString();

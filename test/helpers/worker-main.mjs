@@ -1,6 +1,7 @@
-// A worker process for tests: configuration from the environment, as in production.
-import { loadConfig } from "../../src/config.js";
-import { closeOnSignals, startService } from "../../src/main.js";
+// A worker process for tests: configuration from the environment, as in production. Plain
+// JavaScript on dist/, so that it starts as fast as the installed service does.
+import { loadConfig } from "../../dist/config.js";
+import { closeOnSignals, startService } from "../../dist/main.js";
 
 const config = loadConfig(process.env);
 const service = await startService({ config, role: "worker" });

@@ -1,4 +1,5 @@
 import type { TestProject } from "vitest/node";
+import { ensureBuild } from "./ensure-build.js";
 import { resolveRedis } from "./resolve-redis.js";
 
 declare module "vitest" {
@@ -7,8 +8,9 @@ declare module "vitest" {
   }
 }
 
-/** Finds one Redis for the whole run and hands its URL to every test file. */
+/** Builds dist/ if stale, finds one Redis for the whole run and hands its URL to every test file. */
 export default async function setup(project: TestProject) {
+  await ensureBuild();
   const redis = await resolveRedis({ env: process.env });
   console.log(`tests use Redis from ${redis.source}: ${redis.url}`);
   project.provide("redisUrl", redis.url);
