@@ -22,6 +22,7 @@ export interface PipelineMetrics {
   readonly retries: Counter<"account" | "kind" | "reason">;
   readonly rateLimitPauses: Counter<"account" | "source">;
   readonly rateLimitPauseSeconds: Counter<"account" | "source">;
+  readonly rateSlotsMissed: Counter<"account">;
   readonly webhookDeliveries: Counter<"outcome">;
 }
 
@@ -92,6 +93,12 @@ export function createPipelineMetrics(
       labelNames: ["account", "source"],
       registers,
     }),
+    rateSlotsMissed: new Counter({
+      name: "moneyq_rate_slots_missed_total",
+      help: "Slots of an account's rate given up because the worker woke up too late to use them (an overloaded host).",
+      labelNames: ["account"],
+      registers,
+    }),
     webhookDeliveries: new Counter({
       name: "moneyq_webhook_deliveries_total",
       help: "Webhook delivery attempts: delivered, retry (will try again), failed (gave up) or blocked (address refused).",
@@ -100,6 +107,7 @@ export function createPipelineMetrics(
     }),
   };
   for (const account of accounts) {
+    metrics.rateSlotsMissed.inc({ account }, 0);
     for (const source of RATE_LIMIT_SOURCES) {
       metrics.rateLimitPauses.inc({ account, source }, 0);
       metrics.rateLimitPauseSeconds.inc({ account, source }, 0);

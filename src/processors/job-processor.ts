@@ -192,6 +192,7 @@ export function createJobProcessor(deps: ProcessorDeps, worker: () => Worker) {
       if (slot.delayMs >= 1)
         await new Promise((resolve) => setTimeout(resolve, Math.ceil(slot.delayMs)));
       if (performance.now() - due <= tolerance) return "sent";
+      metrics.rateSlotsMissed.inc({ account });
     }
     // Late every time: this process is overloaded; hand the job back instead of crowding the rate.
     throw new RateLimitError();
