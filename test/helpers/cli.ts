@@ -40,11 +40,17 @@ export function runCli(
   return new Promise((resolve) => child.on("close", (code) => resolve({ code, stdout, stderr })));
 }
 
+/** A worker process started by `spawnWorker`. */
+export interface WorkerProcess {
+  readonly child: ChildProcess;
+  readonly metricsUrl: string;
+}
+
 /**
  * Starts a worker process (test/helpers/worker-main.mjs) and resolves once it is ready. Its
  * metrics port is any free one, as several run on this host at once.
  */
-export async function spawnWorker(env: Record<string, string>): Promise<ChildProcess> {
+export async function spawnWorker(env: Record<string, string>): Promise<WorkerProcess> {
   const child = spawn(process.execPath, [join(root, "test/helpers/worker-main.mjs")], {
     cwd: root,
     env: { PATH: process.env.PATH ?? "", MONEYQ_METRICS_PORT: "0", ...env },
@@ -54,15 +60,16 @@ export async function spawnWorker(env: Record<string, string>): Promise<ChildPro
   child.stderr?.on("data", (c: Buffer) => {
     err += c.toString();
   });
-  await new Promise<void>((resolve, reject) => {
+  const metricsUrl = await new Promise<string>((resolve, reject) => {
     let out = "";
     child.stdout?.on("data", (c: Buffer) => {
       out += c.toString();
-      if (out.includes("ready\n")) resolve();
+      const ready = /^ready (\S+)\n/m.exec(out);
+      if (ready) resolve(ready[1] as string);
     });
     child.once("exit", (code) => reject(new Error(`worker exited with ${code}: ${err}`)));
   });
-  return child;
+  return { child, metricsUrl };
 }
 
 /** Resolves with the exit code once `child` exits. */

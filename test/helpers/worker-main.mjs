@@ -6,4 +6,4 @@ import { closeOnSignals, startService } from "../../dist/main.js";
 const config = loadConfig(process.env);
 const service = await startService({ config, role: "worker" });
 closeOnSignals(service, service.logger);
-process.stdout.write("ready\n");
+process.stdout.write(`ready ${service.metricsUrl}\n`);

@@ -29,7 +29,7 @@ const p = usePipeline(
 
 const children: ChildProcess[] = [];
 async function worker(): Promise<ChildProcess> {
-  const child = await spawnWorker({ ...p.env(), MONEYQ_LOG_LEVEL: "warn" });
+  const { child } = await spawnWorker({ ...p.env(), MONEYQ_LOG_LEVEL: "warn" });
   children.push(child);
   return child;
 }
