@@ -51,6 +51,7 @@ const EXPECTED: Record<string, [string, string[]]> = {
   moneyq_job_retries_total: ["counter", ["account", "kind", "reason"]],
   moneyq_rate_limit_pauses_total: ["counter", ["account", "source"]],
   moneyq_rate_limit_pause_seconds_total: ["counter", ["account", "source"]],
+  moneyq_rate_slots_missed_total: ["counter", ["account"]],
   moneyq_webhook_deliveries_total: ["counter", ["outcome"]],
   moneyq_account_paused: ["gauge", ["account"]],
   moneyq_needs_reconciliation_jobs: ["gauge", ["account"]],
