@@ -4,6 +4,7 @@ import { payoutBatch } from "../fixtures/batches.js";
 import { expectExactlyOnce } from "../helpers/exactly-once.js";
 import { usePipeline } from "../helpers/pipeline.js";
 
+const FAULTS = { dropAfterCommitRate: 0.2, errorRate: 0.2, seed: 11 };
 const p = usePipeline(
   {
     MONEYQ_CONCURRENCY: "64",
@@ -16,26 +17,37 @@ const p = usePipeline(
       {
         accountId: "acct_demo",
         apiKey: DEMO_API_KEY,
-        faults: { dropAfterCommitRate: 0.2, errorRate: 0.2, rateLimitPerSecond: 400, seed: 11 },
+        faults: { ...FAULTS, rateLimitPerSecond: 20 },
       },
     ],
   },
 );
 
-// The sandbox allows 400 requests/s and moneyq asks for 2000/s, so 429s happen however fast
-// this machine is.
+const upstreamPauses = async () =>
+  (await p.workers().metrics.rateLimitPauses.get()).values.find(
+    (v) => v.labels.source === "upstream",
+  )?.value ?? 0;
+
+// The sandbox allows 20 requests/s and moneyq asks for 2000/s until moneyq has paused on a 429;
+// then 400/s. 429s so happen however fast or slow this machine is, and the batch ends soon.
 describe("a 2,000-job batch through drops, 5xx and 429", () => {
   it("ends with exactly one terminal result per job and at most one effect per key", async () => {
     const enqueued = await p.producer().enqueueMany(payoutBatch("fault-batch", 2000));
+    const deadline = Date.now() + 30_000;
+    while ((await upstreamPauses()) === 0) {
+      if (Date.now() > deadline) throw new Error("no 429 pause within 30 s at 20 requests/s");
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const raised = await p.sb.control("PUT", "/accounts/acct_demo/faults", {
+      body: { ...FAULTS, rateLimitPerSecond: 400 },
+    });
+    expect(raised.status).toBe(200);
     const results = await p.waitForResults(2000, 120_000);
     await expectExactlyOnce(p.sb, "acct_demo", enqueued, results);
     const kinds = new Set(results.map((r) => r.result));
     expect(kinds).toEqual(new Set(["succeeded"]));
     const retried = results.filter((r) => r.attempts > 1).length;
     expect(retried).toBeGreaterThan(100);
-    const upstreamPauses = (await p.workers().metrics.rateLimitPauses.get()).values.find(
-      (v) => v.labels.source === "upstream",
-    );
-    expect(upstreamPauses?.value ?? 0).toBeGreaterThan(0);
+    expect(await upstreamPauses()).toBeGreaterThan(0);
   }, 180_000);
 });
