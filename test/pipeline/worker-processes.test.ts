@@ -59,9 +59,9 @@ describe("worker processes", () => {
     first.kill("SIGKILL");
     await exitOf(first);
     await worker();
-    const results = (await p.waitForResults(before + 2000, 120_000)).slice(before);
+    const results = (await p.waitForResults(before + 2000, 200_000)).slice(before);
     await expectExactlyOnce(p.sb, "acct_demo", enqueued, results);
-  }, 180_000);
+  }, 300_000);
 
   it("SIGTERM mid-batch: exits within the grace period, and no job is lost or paid twice", async () => {
     const before = (await p.results()).length;
@@ -73,7 +73,7 @@ describe("worker processes", () => {
     expect(await exitOf(first)).toBe(0);
     expect(Date.now() - asked).toBeLessThan(GRACE_MS + 3000);
     await worker();
-    const results = (await p.waitForResults(before + 1000, 120_000)).slice(before);
+    const results = (await p.waitForResults(before + 1000, 200_000)).slice(before);
     await expectExactlyOnce(p.sb, "acct_demo", enqueued, results);
-  }, 180_000);
+  }, 300_000);
 });
