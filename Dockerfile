@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1
 # moneyq: `docker build -t moneyq .`; deploy/docker-compose.yml runs it beside Redis,
-# Prometheus and Grafana (README "Run with Docker").
+# Prometheus and Grafana (docs/deploy.md, "Run with Docker").
 # Node 20: the major the test suite runs on.
 ARG NODE_IMAGE=node:20-bookworm-slim
 

@@ -7,7 +7,7 @@
 import { randomUUID } from "node:crypto";
 import { createReadStream } from "node:fs";
 import { parse } from "csv-parse";
-import { Batches, createRedis, csvRows, Producer, ResultsStore } from "moneyq";
+import { Batches, createLogger, createRedis, csvRows, Producer, ResultsStore } from "moneyq";
 
 const [mode, path] = process.argv.slice(2);
 const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
@@ -21,7 +21,7 @@ if (mode === "baseline") {
     rows += 1;
 } else {
   const prefix = `bench-batch-${randomUUID().slice(0, 8)}`;
-  const connection = createRedis(REDIS_URL);
+  const connection = createRedis(REDIS_URL, createLogger("silent"), "bench");
   const producer = new Producer({
     connection,
     prefix,

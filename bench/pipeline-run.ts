@@ -13,7 +13,8 @@ import { registerRedisMetrics } from "../src/metrics/redis-metrics.js";
 import { startWorkers } from "../src/processors/start-workers.js";
 import type { JobInput } from "../src/queues/job-envelope.js";
 import { Producer } from "../src/queues/producer.js";
-import { createRedis } from "../src/redis-connection.js";
+import { createRedis } from "../src/redis/connection.js";
+import { everyKeyPattern, resultsStreamKey } from "../src/redis/keys.js";
 
 export const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 export const CONCURRENCY = 64;
@@ -112,7 +113,7 @@ export async function moneyq(
     MONEYQ_CONCURRENCY: String(CONCURRENCY),
     MONEYQ_RATE_LIMIT_PER_SECOND: String(ratePerSecond),
   });
-  const connection = createRedis(REDIS_URL);
+  const connection = createRedis(REDIS_URL, createLogger("warn"), "bench");
   const producer = new Producer({
     connection,
     prefix,
@@ -165,7 +166,7 @@ export async function moneyq(
   const seconds = (performance.now() - started) / 1000;
   const used = process.cpuUsage(cpu);
   const othersAfter = await othersCpu(connection, baseUrl);
-  const finishedAt = (await connection.xrange(`${prefix}:results`, "-", "+")).map(([id]) =>
+  const finishedAt = (await connection.xrange(resultsStreamKey(prefix), "-", "+")).map(([id]) =>
     Number(id.split("-")[0]),
   );
   if (finishedAt.length !== jobs)
@@ -174,7 +175,7 @@ export async function moneyq(
   clearInterval(scrapes);
   await workers.close();
   await producer.close();
-  const keys = await connection.keys(`${prefix}:*`);
+  const keys = await connection.keys(everyKeyPattern(prefix));
   for (let i = 0; i < keys.length; i += 500) await connection.del(...keys.slice(i, i + 500));
   await connection.quit();
   return {

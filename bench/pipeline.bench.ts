@@ -4,7 +4,8 @@
 import { randomUUID } from "node:crypto";
 import { Queue, Worker } from "bullmq";
 import { Pool } from "undici";
-import { createRedis } from "../src/redis-connection.js";
+import { createLogger } from "../src/logger.js";
+import { createRedis } from "../src/redis/connection.js";
 import {
   body,
   CONCURRENCY,
@@ -22,7 +23,7 @@ async function baseline(
   baseUrl: string,
   jobs: number,
 ): Promise<{ perSecond: number; cpu: CpuPerJob }> {
-  const connection = createRedis(REDIS_URL);
+  const connection = createRedis(REDIS_URL, createLogger("warn"), "bench");
   const prefix = `bench-${randomUUID().slice(0, 8)}`;
   const queue = new Queue("bare", { connection, prefix });
   await queue.addBulk(

@@ -1,5 +1,9 @@
+import ipaddr from "ipaddr.js";
 import { z } from "zod";
 import { toFieldIssues } from "./contract/field-issues.js";
+import { allowedRangeProblem } from "./net/address-guard.js";
+import { loadProviderProfile } from "./provider/load-profile.js";
+import { DEFAULT_PROVIDER_PROFILE, type ProviderProfile } from "./provider/profile.js";
 
 /** One upstream business account, known to moneyq by its alias. */
 export interface AccountConfig {
@@ -14,8 +18,12 @@ export interface AccountConfig {
 
 export interface Config {
   readonly redisUrl: string;
+  /** REDIS_URL was set: that Redis must answer, and no private redis-server stands in for it. */
+  readonly redisUrlSet: boolean;
   /** The provider's base address; undefined means "run the embedded sandbox". */
   readonly paymentsApiUrl: string | undefined;
+  /** How the provider shapes what the spec leaves unshown (docs/provider-profile.md). */
+  readonly provider: ProviderProfile;
   readonly accounts: readonly AccountConfig[];
   readonly http: { readonly connectTimeoutMs: number; readonly requestTimeoutMs: number };
   readonly logLevel: LogLevel;
@@ -24,6 +32,8 @@ export interface Config {
   readonly pipeline: PipelineConfig;
   /** Refuse to start when Redis may evict or lose jobs. */
   readonly requireSafeRedis: boolean;
+  /** How long a start waits for a configured Redis that refuses, times out or is loading. */
+  readonly redisStartTimeoutMs: number;
   /** Signed result webhooks; undefined when no URL is configured. */
   readonly webhook: WebhookConfig | undefined;
   /** Rate and concurrency of an account configured without its own (and of the embedded one). */
@@ -45,6 +55,12 @@ export interface ApiConfig {
   readonly port: number;
   /** Largest request body (a batch upload), in bytes. */
   readonly bodyLimitBytes: number;
+  /** Time for a whole request (headers and body) to arrive; then 408 and the connection closes. */
+  readonly requestTimeoutMs: number;
+  /** Time for a request's headers to arrive. */
+  readonly headersTimeoutMs: number;
+  /** A connection with no traffic either way for this long is closed. */
+  readonly idleTimeoutMs: number;
   /** Bearer tokens; empty means every request is refused (but the embedded-sandbox dev token). */
   readonly tokens: readonly ApiToken[];
 }
@@ -63,6 +79,8 @@ export interface PipelineConfig {
   readonly maxAttempts: number;
   /** How long a PENDING outcome is confirmed before it needs reconciliation. */
   readonly confirmDeadlineMs: number;
+  /** The first lookup after a PENDING answer waits this long; each next one twice as long. */
+  readonly confirmFirstDelayMs: number;
   /** Approximate length the results stream is trimmed to. */
   readonly resultsMaxLen: number;
   /** How long results, and finished jobs, are kept. */
@@ -81,14 +99,17 @@ export interface WebhookConfig {
   readonly url: string;
   /** Non-enumerable, like API keys. */
   readonly secret: string;
-  /** Allow loopback, link-local and private addresses (local development only). */
-  readonly allowPrivateAddresses: boolean;
+  /**
+   * CIDR ranges a webhook may reach although they are not public unicast (loopback, private,
+   * link-local...): MONEYQ_WEBHOOK_ALLOW_PRIVATE, for local development. Empty by default.
+   */
+  readonly allowedRanges: readonly string[];
 }
 
 export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
-/** Every default in one place; README's configuration table lists the same. */
+/** Every default in one place; docs/configuration.md lists the same. */
 export const CONFIG_DEFAULTS = Object.freeze({
   REDIS_URL: "redis://127.0.0.1:6379",
   MONEYQ_RATE_LIMIT_PER_SECOND: 50,
@@ -99,15 +120,20 @@ export const CONFIG_DEFAULTS = Object.freeze({
   MONEYQ_REDIS_PREFIX: "moneyq",
   MONEYQ_MAX_ATTEMPTS: 8,
   MONEYQ_CONFIRM_DEADLINE_MS: 15 * 60_000,
+  MONEYQ_CONFIRM_FIRST_DELAY_MS: 200,
   MONEYQ_RESULTS_MAXLEN: 100_000,
   MONEYQ_RETENTION_MS: 7 * 24 * 3_600_000,
   MONEYQ_RATE_WINDOW_MARGIN_MS: 40,
   MONEYQ_LOCK_DURATION_MS: 30_000,
   MONEYQ_STALLED_INTERVAL_MS: 30_000,
   MONEYQ_SHUTDOWN_GRACE_MS: 10_000,
+  MONEYQ_REDIS_START_TIMEOUT_MS: 10_000,
   MONEYQ_API_HOST: "127.0.0.1",
   MONEYQ_API_PORT: 8080,
   MONEYQ_API_BODY_LIMIT_BYTES: 64 * 1024 * 1024,
+  MONEYQ_API_REQUEST_TIMEOUT_MS: 120_000,
+  MONEYQ_API_HEADERS_TIMEOUT_MS: 10_000,
+  MONEYQ_API_IDLE_TIMEOUT_MS: 120_000,
   MONEYQ_METRICS_HOST: "127.0.0.1",
   MONEYQ_METRICS_PORT: 9464,
   MONEYQ_METRICS_CACHE_MS: 2_000,
@@ -116,11 +142,29 @@ export const CONFIG_DEFAULTS = Object.freeze({
 /** Alias of the account configured by PAYMENTS_API_KEY. */
 export const DEFAULT_ACCOUNT_ALIAS = "default";
 
+/** No PAYMENTS_API_URL: the upstream is the embedded sandbox, and no real money moves. */
+export function embeddedUpstream(config: Pick<Config, "paymentsApiUrl">): boolean {
+  return config.paymentsApiUrl === undefined;
+}
+
+/**
+ * The account an operation acts on: `named` when it is one of `accounts`, the only one when
+ * none is named; undefined when `named` is not among them or several could be meant.
+ */
+export function namedOrOnlyAccount(
+  accounts: readonly string[],
+  named: string | undefined,
+): string | undefined {
+  if (named === undefined) return accounts.length === 1 ? accounts[0] : undefined;
+  return accounts.includes(named) ? named : undefined;
+}
+
 /** Every variable moneyq reads; any other `MONEYQ_*` variable is a typo and fails start. */
 export const KNOWN_VARIABLES = [
   "REDIS_URL",
   "PAYMENTS_API_URL",
   "PAYMENTS_API_KEY",
+  "MONEYQ_PROVIDER_PROFILE",
   "MONEYQ_ACCOUNTS",
   "MONEYQ_RATE_LIMIT_PER_SECOND",
   "MONEYQ_CONCURRENCY",
@@ -130,6 +174,7 @@ export const KNOWN_VARIABLES = [
   "MONEYQ_REDIS_PREFIX",
   "MONEYQ_MAX_ATTEMPTS",
   "MONEYQ_CONFIRM_DEADLINE_MS",
+  "MONEYQ_CONFIRM_FIRST_DELAY_MS",
   "MONEYQ_RESULTS_MAXLEN",
   "MONEYQ_RETENTION_MS",
   "MONEYQ_RATE_WINDOW_MARGIN_MS",
@@ -137,12 +182,16 @@ export const KNOWN_VARIABLES = [
   "MONEYQ_STALLED_INTERVAL_MS",
   "MONEYQ_SHUTDOWN_GRACE_MS",
   "MONEYQ_REQUIRE_SAFE_REDIS",
+  "MONEYQ_REDIS_START_TIMEOUT_MS",
   "MONEYQ_WEBHOOK_URL",
   "MONEYQ_WEBHOOK_SECRET",
   "MONEYQ_WEBHOOK_ALLOW_PRIVATE",
   "MONEYQ_API_HOST",
   "MONEYQ_API_PORT",
   "MONEYQ_API_BODY_LIMIT_BYTES",
+  "MONEYQ_API_REQUEST_TIMEOUT_MS",
+  "MONEYQ_API_HEADERS_TIMEOUT_MS",
+  "MONEYQ_API_IDLE_TIMEOUT_MS",
   "MONEYQ_API_TOKENS",
   "MONEYQ_METRICS_HOST",
   "MONEYQ_METRICS_PORT",
@@ -170,8 +219,10 @@ function matching(pattern: RegExp, message: string) {
   return z.string().refine((v) => pattern.test(v), { message });
 }
 
-const API_KEY_RULE = "must be 8 to 512 characters without spaces";
-const apiKey = matching(/^\S{8,512}$/, API_KEY_RULE);
+// The spec sets no format for a key: anything every HTTP stack carries unchanged in a header as
+// one token. A provider profile's apiKeyPattern can narrow it further, never widen it.
+const API_KEY_RULE = "must be visible ASCII characters (0x21 to 0x7E), with no spaces";
+const apiKey = matching(/^[\x21-\x7e]+$/, API_KEY_RULE);
 const positiveInt = matching(/^[1-9]\d*$/, "must be a positive whole number");
 const wholeNumber = matching(/^\d+$/, "must be a whole number");
 const flag = z.string().refine((v) => ["0", "1", "true", "false"].includes(v), {
@@ -196,125 +247,206 @@ const AccountEntry = z
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-/**
- * Reads configuration from `env` (default: the process environment) once, and returns it
- * validated and frozen. Throws ConfigError listing every problem.
- */
-export function loadConfig(env: Env = process.env): Config {
-  const issues: ConfigIssue[] = [];
-  const text = (name: string): string | undefined => {
-    const value = env[name];
+/** Reads variables of one environment, collecting every problem instead of stopping at the first. */
+class EnvReader {
+  readonly env: Env;
+  readonly issues: ConfigIssue[] = [];
+
+  constructor(env: Env) {
+    this.env = env;
+  }
+
+  /** The variable's value; unset and empty are the same. */
+  text(name: string): string | undefined {
+    const value = this.env[name];
     return value === undefined || value === "" ? undefined : value;
-  };
-  const check = <T>(name: string, schema: z.ZodType<T>, fallback: T): T => {
-    const value = text(name);
+  }
+
+  /** The variable's value if `schema` accepts it; otherwise an issue per rule, and `fallback`. */
+  check<T>(name: string, schema: z.ZodType<T>, fallback: T): T {
+    const value = this.text(name);
     if (value === undefined) return fallback;
     const parsed = schema.safeParse(value);
     if (parsed.success) return parsed.data;
     for (const i of toFieldIssues(parsed.error.issues, value))
-      issues.push({ variable: name, rule: i.rule });
+      this.issues.push({ variable: name, rule: i.rule });
     return fallback;
-  };
+  }
 
-  for (const name of Object.keys(env)) {
+  int(name: keyof typeof CONFIG_DEFAULTS, schema = positiveInt): number {
+    return Number(this.check(name, schema, String(CONFIG_DEFAULTS[name])));
+  }
+
+  isOn(name: string): boolean {
+    return ["1", "true"].includes(this.check(name, flag, "0"));
+  }
+
+  host(name: "MONEYQ_API_HOST" | "MONEYQ_METRICS_HOST"): string {
+    return this.check(
+      name,
+      matching(/^[A-Za-z0-9.:-]{1,255}$/, "must be a host name or IP address"),
+      CONFIG_DEFAULTS[name],
+    );
+  }
+
+  port(name: "MONEYQ_API_PORT" | "MONEYQ_METRICS_PORT"): number {
+    return Number(
+      this.check(
+        name,
+        matching(/^\d{1,5}$/, "must be a port number, 0 to 65535").refine(
+          (v) => Number(v) <= 65_535,
+          { message: "must be a port number, 0 to 65535" },
+        ),
+        String(CONFIG_DEFAULTS[name]),
+      ),
+    );
+  }
+}
+
+/**
+ * Reads configuration from `env` (default: the process environment) once, and returns it
+ * validated and frozen. Throws ConfigError listing every problem, in the order of the steps.
+ */
+export function loadConfig(env: Env = process.env): Config {
+  const read = new EnvReader(env);
+  checkVariableNames(read);
+  const basics = readBasics(read);
+  const pipeline = readPipeline(read);
+  const requireSafeRedis = read.isOn("MONEYQ_REQUIRE_SAFE_REDIS");
+  const redisStartTimeoutMs = read.int("MONEYQ_REDIS_START_TIMEOUT_MS", wholeNumber);
+  const webhook = readWebhook(read);
+  const accounts = readAllAccounts(read, basics);
+  const api = readApi(read, basics.paymentsApiUrl, accounts);
+  const metrics: MetricsConfig = Object.freeze({
+    host: read.host("MONEYQ_METRICS_HOST"),
+    port: read.port("MONEYQ_METRICS_PORT"),
+    cacheMs: read.int("MONEYQ_METRICS_CACHE_MS", wholeNumber),
+  });
+  if (read.issues.length > 0) throw new ConfigError(read.issues);
+
+  return Object.freeze({
+    redisUrl: basics.redisUrl,
+    redisUrlSet: read.text("REDIS_URL") !== undefined,
+    paymentsApiUrl: basics.paymentsApiUrl,
+    provider: basics.provider,
+    accounts: Object.freeze(accounts),
+    http: Object.freeze({
+      connectTimeoutMs: basics.connectTimeoutMs,
+      requestTimeoutMs: basics.requestTimeoutMs,
+    }),
+    logLevel: basics.logLevel,
+    redisPrefix: basics.redisPrefix,
+    pipeline,
+    requireSafeRedis,
+    redisStartTimeoutMs,
+    webhook,
+    accountDefaults: Object.freeze({ ratePerSecond: basics.rate, concurrency: basics.concurrency }),
+    api,
+    metrics,
+  });
+}
+
+/** Any other `MONEYQ_*` variable is a typo, and fails start. */
+function checkVariableNames(read: EnvReader): void {
+  for (const name of Object.keys(read.env)) {
     if (name.startsWith("MONEYQ_") && !(KNOWN_VARIABLES as readonly string[]).includes(name)) {
-      issues.push({
+      read.issues.push({
         variable: name,
-        rule: "unknown variable (see the configuration table in README.md)",
+        rule: "unknown variable (see docs/configuration.md)",
       });
     }
   }
+}
 
-  const redisUrl = check(
-    "REDIS_URL",
-    matching(/^rediss?:\/\/\S+$/, "must be a redis:// or rediss:// URL"),
-    CONFIG_DEFAULTS.REDIS_URL,
-  );
-  const paymentsApiUrl = check(
-    "PAYMENTS_API_URL",
-    matching(/^https?:\/\/[^\s/]+(\/\S*)?\/v1\/?$/, "must be an http(s) URL ending in /v1"),
-    undefined,
-  );
-  const defaultKey = check("PAYMENTS_API_KEY", apiKey, undefined);
-  const rate = Number(
-    check(
-      "MONEYQ_RATE_LIMIT_PER_SECOND",
-      positiveInt,
-      String(CONFIG_DEFAULTS.MONEYQ_RATE_LIMIT_PER_SECOND),
+/** Redis, the provider and its default account, HTTP timeouts, logging. */
+function readBasics(read: EnvReader) {
+  return {
+    redisUrl: read.check(
+      "REDIS_URL",
+      matching(/^rediss?:\/\/\S+$/, "must be a redis:// or rediss:// URL"),
+      CONFIG_DEFAULTS.REDIS_URL,
     ),
-  );
-  const concurrency = Number(
-    check("MONEYQ_CONCURRENCY", positiveInt, String(CONFIG_DEFAULTS.MONEYQ_CONCURRENCY)),
-  );
-  const connectTimeoutMs = Number(
-    check(
-      "MONEYQ_CONNECT_TIMEOUT_MS",
-      positiveInt,
-      String(CONFIG_DEFAULTS.MONEYQ_CONNECT_TIMEOUT_MS),
+    paymentsApiUrl: read.check(
+      "PAYMENTS_API_URL",
+      matching(/^https?:\/\/[^\s/]+(\/\S*)?\/v1\/?$/, "must be an http(s) URL ending in /v1"),
+      undefined,
     ),
-  );
-  const requestTimeoutMs = Number(
-    check(
-      "MONEYQ_REQUEST_TIMEOUT_MS",
-      positiveInt,
-      String(CONFIG_DEFAULTS.MONEYQ_REQUEST_TIMEOUT_MS),
+    defaultKey: read.check("PAYMENTS_API_KEY", apiKey, undefined),
+    provider: readProfile(read.text("MONEYQ_PROVIDER_PROFILE"), read.issues),
+    rate: read.int("MONEYQ_RATE_LIMIT_PER_SECOND"),
+    concurrency: read.int("MONEYQ_CONCURRENCY"),
+    connectTimeoutMs: read.int("MONEYQ_CONNECT_TIMEOUT_MS"),
+    requestTimeoutMs: read.int("MONEYQ_REQUEST_TIMEOUT_MS"),
+    logLevel: read.check(
+      "MONEYQ_LOG_LEVEL",
+      z.string().refine((v): v is LogLevel => (LOG_LEVELS as readonly string[]).includes(v), {
+        message: `must be one of ${LOG_LEVELS.join(", ")}`,
+      }),
+      CONFIG_DEFAULTS.MONEYQ_LOG_LEVEL,
     ),
-  );
-  const logLevel = check(
-    "MONEYQ_LOG_LEVEL",
-    z.string().refine((v): v is LogLevel => (LOG_LEVELS as readonly string[]).includes(v), {
-      message: `must be one of ${LOG_LEVELS.join(", ")}`,
-    }),
-    CONFIG_DEFAULTS.MONEYQ_LOG_LEVEL,
-  );
-  const redisPrefix = check(
-    "MONEYQ_REDIS_PREFIX",
-    matching(/^[A-Za-z0-9:_{}-]{1,64}$/, "must be 1 to 64 letters, digits or : _ - { }"),
-    CONFIG_DEFAULTS.MONEYQ_REDIS_PREFIX,
-  );
+    redisPrefix: read.check(
+      "MONEYQ_REDIS_PREFIX",
+      matching(/^[A-Za-z0-9:_{}-]{1,64}$/, "must be 1 to 64 letters, digits or : _ - { }"),
+      CONFIG_DEFAULTS.MONEYQ_REDIS_PREFIX,
+    ),
+  };
+}
 
-  const int = (name: keyof typeof CONFIG_DEFAULTS, schema = positiveInt) =>
-    Number(check(name, schema, String(CONFIG_DEFAULTS[name])));
-  const pipeline: PipelineConfig = Object.freeze({
-    maxAttempts: int("MONEYQ_MAX_ATTEMPTS"),
-    confirmDeadlineMs: int("MONEYQ_CONFIRM_DEADLINE_MS"),
-    resultsMaxLen: int("MONEYQ_RESULTS_MAXLEN"),
-    retentionMs: int("MONEYQ_RETENTION_MS"),
-    rateWindowMarginMs: int("MONEYQ_RATE_WINDOW_MARGIN_MS", wholeNumber),
-    lockDurationMs: int("MONEYQ_LOCK_DURATION_MS"),
-    stalledIntervalMs: int("MONEYQ_STALLED_INTERVAL_MS"),
-    shutdownGraceMs: int("MONEYQ_SHUTDOWN_GRACE_MS", wholeNumber),
+type Basics = ReturnType<typeof readBasics>;
+
+function readPipeline(read: EnvReader): PipelineConfig {
+  return Object.freeze({
+    maxAttempts: read.int("MONEYQ_MAX_ATTEMPTS"),
+    confirmDeadlineMs: read.int("MONEYQ_CONFIRM_DEADLINE_MS"),
+    confirmFirstDelayMs: read.int("MONEYQ_CONFIRM_FIRST_DELAY_MS"),
+    resultsMaxLen: read.int("MONEYQ_RESULTS_MAXLEN"),
+    retentionMs: read.int("MONEYQ_RETENTION_MS"),
+    rateWindowMarginMs: read.int("MONEYQ_RATE_WINDOW_MARGIN_MS", wholeNumber),
+    lockDurationMs: read.int("MONEYQ_LOCK_DURATION_MS"),
+    stalledIntervalMs: read.int("MONEYQ_STALLED_INTERVAL_MS"),
+    shutdownGraceMs: read.int("MONEYQ_SHUTDOWN_GRACE_MS", wholeNumber),
   });
-  const isOn = (name: string) => ["1", "true"].includes(check(name, flag, "0"));
-  const requireSafeRedis = isOn("MONEYQ_REQUIRE_SAFE_REDIS");
-  const webhookUrl = check(
+}
+
+/** Signed result webhooks: a URL and a secret together, or neither. */
+function readWebhook(read: EnvReader): WebhookConfig | undefined {
+  const webhookUrl = read.check(
     "MONEYQ_WEBHOOK_URL",
     matching(/^https?:\/\/\S+$/, "must be an http(s) URL"),
     undefined,
   );
-  const webhookSecret = check(
+  const webhookSecret = read.check(
     "MONEYQ_WEBHOOK_SECRET",
     matching(/^\S{16,512}$/, "must be 16 to 512 characters without spaces"),
     undefined,
   );
   if ((webhookUrl === undefined) !== (webhookSecret === undefined)) {
-    issues.push({
+    read.issues.push({
       variable: webhookUrl === undefined ? "MONEYQ_WEBHOOK_URL" : "MONEYQ_WEBHOOK_SECRET",
       rule: "MONEYQ_WEBHOOK_URL and MONEYQ_WEBHOOK_SECRET go together",
     });
   }
-  const webhook =
-    webhookUrl !== undefined && webhookSecret !== undefined
-      ? webhookConfig(webhookUrl, webhookSecret, isOn("MONEYQ_WEBHOOK_ALLOW_PRIVATE"))
-      : undefined;
+  const allowedRanges = cidrList(
+    "MONEYQ_WEBHOOK_ALLOW_PRIVATE",
+    read.text("MONEYQ_WEBHOOK_ALLOW_PRIVATE"),
+    read.issues,
+  );
+  return webhookUrl !== undefined && webhookSecret !== undefined
+    ? webhookConfig(webhookUrl, webhookSecret, allowedRanges)
+    : undefined;
+}
 
+/** PAYMENTS_API_KEY's account and MONEYQ_ACCOUNTS', checked together and against the profile. */
+function readAllAccounts(read: EnvReader, basics: Basics): AccountConfig[] {
+  const { issues } = read;
+  const { rate, concurrency, provider, paymentsApiUrl } = basics;
   const accounts: AccountConfig[] = [];
-  if (defaultKey !== undefined) {
-    accounts.push(account(DEFAULT_ACCOUNT_ALIAS, defaultKey, rate, concurrency));
+  if (basics.defaultKey !== undefined) {
+    accounts.push(account(DEFAULT_ACCOUNT_ALIAS, basics.defaultKey, rate, concurrency));
   }
-  const listed = text("MONEYQ_ACCOUNTS");
+  const listed = read.text("MONEYQ_ACCOUNTS");
   if (listed !== undefined) {
-    accounts.push(...readAccounts(listed, env, issues, { rate, concurrency }));
+    accounts.push(...readAccounts(listed, read.env, issues, { rate, concurrency }));
   }
   const seen = new Set<string>();
   for (const a of accounts) {
@@ -322,6 +454,7 @@ export function loadConfig(env: Env = process.env): Config {
       issues.push({ variable: "MONEYQ_ACCOUNTS", rule: `alias "${a.alias}" is configured twice` });
     seen.add(a.alias);
   }
+  checkKeyPattern(provider, accounts, issues);
   if (paymentsApiUrl !== undefined && accounts.length === 0 && issues.length === 0) {
     issues.push({
       variable: "PAYMENTS_API_KEY",
@@ -334,57 +467,64 @@ export function loadConfig(env: Env = process.env): Config {
       rule: "required when an API key is configured (unset every key to use the embedded sandbox)",
     });
   }
-  const host = (name: "MONEYQ_API_HOST" | "MONEYQ_METRICS_HOST") =>
-    check(
-      name,
-      matching(/^[A-Za-z0-9.:-]{1,255}$/, "must be a host name or IP address"),
-      CONFIG_DEFAULTS[name],
-    );
-  const port = (name: "MONEYQ_API_PORT" | "MONEYQ_METRICS_PORT") =>
-    Number(
-      check(
-        name,
-        matching(/^\d{1,5}$/, "must be a port number, 0 to 65535").refine(
-          (v) => Number(v) <= 65_535,
-          { message: "must be a port number, 0 to 65535" },
-        ),
-        String(CONFIG_DEFAULTS[name]),
-      ),
-    );
-  const api: ApiConfig = Object.freeze({
-    host: host("MONEYQ_API_HOST"),
-    port: port("MONEYQ_API_PORT"),
-    bodyLimitBytes: int("MONEYQ_API_BODY_LIMIT_BYTES"),
+  return accounts;
+}
+
+/** The HTTP API: where it listens, its limits, and its tokens (over the configured accounts). */
+function readApi(
+  read: EnvReader,
+  paymentsApiUrl: string | undefined,
+  accounts: readonly AccountConfig[],
+): ApiConfig {
+  return Object.freeze({
+    host: read.host("MONEYQ_API_HOST"),
+    port: read.port("MONEYQ_API_PORT"),
+    bodyLimitBytes: read.int("MONEYQ_API_BODY_LIMIT_BYTES"),
+    requestTimeoutMs: read.int("MONEYQ_API_REQUEST_TIMEOUT_MS"),
+    headersTimeoutMs: read.int("MONEYQ_API_HEADERS_TIMEOUT_MS"),
+    idleTimeoutMs: read.int("MONEYQ_API_IDLE_TIMEOUT_MS"),
     tokens: Object.freeze(
       readTokens(
-        text("MONEYQ_API_TOKENS"),
-        env,
-        issues,
-        paymentsApiUrl === undefined ? [DEFAULT_ACCOUNT_ALIAS] : accounts.map((a) => a.alias),
+        read.text("MONEYQ_API_TOKENS"),
+        read.env,
+        read.issues,
+        embeddedUpstream({ paymentsApiUrl })
+          ? [DEFAULT_ACCOUNT_ALIAS]
+          : accounts.map((a) => a.alias),
       ),
     ),
   });
-  const metrics: MetricsConfig = Object.freeze({
-    host: host("MONEYQ_METRICS_HOST"),
-    port: port("MONEYQ_METRICS_PORT"),
-    cacheMs: int("MONEYQ_METRICS_CACHE_MS", wholeNumber),
-  });
-  if (issues.length > 0) throw new ConfigError(issues);
+}
 
-  return Object.freeze({
-    redisUrl,
-    paymentsApiUrl,
-    accounts: Object.freeze(accounts),
-    http: Object.freeze({ connectTimeoutMs, requestTimeoutMs }),
-    logLevel,
-    redisPrefix,
-    pipeline,
-    requireSafeRedis,
-    webhook,
-    accountDefaults: Object.freeze({ ratePerSecond: rate, concurrency }),
-    api,
-    metrics,
-  });
+/** MONEYQ_PROVIDER_PROFILE: a file path; read once here, so a bad profile fails start. */
+function readProfile(file: string | undefined, issues: ConfigIssue[]): ProviderProfile {
+  if (file === undefined) return DEFAULT_PROVIDER_PROFILE;
+  const loaded = loadProviderProfile(file);
+  if (loaded.success) return loaded.profile;
+  for (const i of loaded.issues)
+    issues.push({
+      variable: "MONEYQ_PROVIDER_PROFILE",
+      rule: i.field ? `${i.field}: ${i.rule}` : i.rule,
+    });
+  return DEFAULT_PROVIDER_PROFILE;
+}
+
+/** The profile's own rule for keys, when it has one; names the variable, never the key. */
+function checkKeyPattern(
+  provider: ProviderProfile,
+  accounts: readonly AccountConfig[],
+  issues: ConfigIssue[],
+): void {
+  if (provider.apiKeyPattern === undefined) return;
+  const pattern = new RegExp(provider.apiKeyPattern, "u");
+  for (const a of accounts) {
+    if (pattern.test(a.apiKey)) continue;
+    issues.push({
+      variable:
+        a.alias === DEFAULT_ACCOUNT_ALIAS ? "PAYMENTS_API_KEY" : `MONEYQ_ACCOUNTS (${a.alias})`,
+      rule: "must match the provider profile's apiKeyPattern",
+    });
+  }
 }
 
 const TokenEntry = z
@@ -398,6 +538,36 @@ const TokenEntry = z
     message: "give exactly one of token or tokenEnv",
   });
 
+/**
+ * A variable holding a non-empty JSON array of `schema` entries ("an array of `what`"). Each
+ * broken rule is an issue named by its path under `variable`; undefined when there is any.
+ */
+function readJsonList<S extends z.ZodType>(
+  listed: string,
+  variable: string,
+  schema: S,
+  what: string,
+  issues: ConfigIssue[],
+): z.output<S>[] | undefined {
+  let json: unknown;
+  try {
+    json = JSON.parse(listed);
+  } catch {
+    issues.push({ variable, rule: `must be valid JSON (an array of ${what})` });
+    return undefined;
+  }
+  const parsed = z.array(schema).min(1).safeParse(json);
+  if (!parsed.success) {
+    for (const i of toFieldIssues(parsed.error.issues, json))
+      issues.push({
+        variable: `${variable}${i.field.startsWith("[") ? "" : "."}${i.field}`,
+        rule: i.rule,
+      });
+    return undefined;
+  }
+  return parsed.data;
+}
+
 function readTokens(
   listed: string | undefined,
   env: Env,
@@ -406,24 +576,10 @@ function readTokens(
 ): ApiToken[] {
   if (listed === undefined) return [];
   const variable = "MONEYQ_API_TOKENS";
-  let json: unknown;
-  try {
-    json = JSON.parse(listed);
-  } catch {
-    issues.push({ variable, rule: "must be valid JSON (an array of tokens)" });
-    return [];
-  }
-  const parsed = z.array(TokenEntry).min(1).safeParse(json);
-  if (!parsed.success) {
-    for (const i of toFieldIssues(parsed.error.issues, json))
-      issues.push({
-        variable: `${variable}${i.field.startsWith("[") ? "" : "."}${i.field}`,
-        rule: i.rule,
-      });
-    return [];
-  }
+  const entries = readJsonList(listed, variable, TokenEntry, "tokens", issues);
+  if (entries === undefined) return [];
   const out: ApiToken[] = [];
-  parsed.data.forEach((entry, index) => {
+  entries.forEach((entry, index) => {
     let secret = entry.token;
     if (entry.tokenEnv !== undefined) {
       secret = env[entry.tokenEnv];
@@ -453,10 +609,50 @@ function readTokens(
   return out;
 }
 
-function webhookConfig(url: string, secret: string, allowPrivateAddresses: boolean): WebhookConfig {
-  const entry = { url, allowPrivateAddresses } as WebhookConfig;
+function webhookConfig(
+  url: string,
+  secret: string,
+  allowedRanges: readonly string[],
+): WebhookConfig {
+  const entry = { url, allowedRanges: Object.freeze([...allowedRanges]) } as WebhookConfig;
   Object.defineProperty(entry, "secret", { value: secret, enumerable: false });
   return Object.freeze(entry);
+}
+
+/**
+ * A comma-separated list of CIDR ranges (`127.0.0.0/8, fd00::/8`), each in its canonical
+ * form; each bad entry is an issue that names it.
+ */
+function cidrList(variable: string, value: string | undefined, issues: ConfigIssue[]): string[] {
+  const ranges: string[] = [];
+  const whole = (value ?? "").trim().toLowerCase();
+  // The switch this variable once was: off is an empty list; on opened every private range.
+  if (whole === "0" || whole === "false") return ranges;
+  if (whole === "1" || whole === "true") {
+    issues.push({
+      variable,
+      rule: `is no longer a switch ("${value?.trim()}"): it takes a comma-separated list of the CIDR ranges to allow, such as 127.0.0.0/8,::1/128`,
+    });
+    return ranges;
+  }
+  for (const entry of (value ?? "").split(",").map((e) => e.trim())) {
+    if (entry === "") continue;
+    if (!ipaddr.IPv4.isValidCIDRFourPartDecimal(entry) && !ipaddr.IPv6.isValidCIDR(entry)) {
+      issues.push({
+        variable,
+        rule: `"${entry}" is not a CIDR range: give ranges like 127.0.0.0/8 or fd00::/8, comma-separated`,
+      });
+      continue;
+    }
+    const problem = allowedRangeProblem(entry);
+    if (problem !== undefined) {
+      issues.push({ variable, rule: `"${entry}" is refused: ${problem}` });
+      continue;
+    }
+    const [address, bits] = ipaddr.parseCIDR(entry);
+    ranges.push(`${address.toString()}/${bits}`);
+  }
+  return ranges;
 }
 
 /** An account whose key is hidden from enumeration, so it cannot leak through a log line. */
@@ -477,25 +673,10 @@ function readAccounts(
   issues: ConfigIssue[],
   defaults: { rate: number; concurrency: number },
 ): AccountConfig[] {
-  let json: unknown;
-  try {
-    json = JSON.parse(listed);
-  } catch {
-    issues.push({ variable: "MONEYQ_ACCOUNTS", rule: "must be valid JSON (an array of accounts)" });
-    return [];
-  }
-  const parsed = z.array(AccountEntry).min(1).safeParse(json);
-  if (!parsed.success) {
-    for (const i of toFieldIssues(parsed.error.issues, json)) {
-      issues.push({
-        variable: `MONEYQ_ACCOUNTS${i.field.startsWith("[") ? "" : "."}${i.field}`,
-        rule: i.rule,
-      });
-    }
-    return [];
-  }
+  const entries = readJsonList(listed, "MONEYQ_ACCOUNTS", AccountEntry, "accounts", issues);
+  if (entries === undefined) return [];
   const out: AccountConfig[] = [];
-  parsed.data.forEach((entry, index) => {
+  entries.forEach((entry, index) => {
     let key = entry.apiKey;
     if (entry.apiKeyEnv !== undefined) {
       const value = env[entry.apiKeyEnv];

@@ -1,27 +1,74 @@
-export type { ApiDeps, Readiness } from "./api/api-deps.js";
-export { buildApi, type RunningApi, startApi } from "./api/start-api.js";
-export {
-  BatchFileError,
-  BatchNotCancellableError,
-  BatchNotFoundError,
-  BatchRefusedError,
-  type RowIssue,
-} from "./batches/batch-errors.js";
-export { BATCH_KINDS, type BatchColumn, type BatchKind } from "./batches/batch-kinds.js";
+/**
+ * The library's face: what a service that enqueues, reads results, verifies webhooks or runs
+ * moneyq in its own process needs. Narrower entries: `moneyq/client`, `moneyq/producer`,
+ * `moneyq/sandbox`.
+ */
+// Every class there is an error a caller of Batches may meet, and its RowIssue.
+export * from "./batches/batch-errors.js";
+export { BATCH_KINDS, type BatchKind } from "./batches/batch-kinds.js";
 export { csvRows, jsonRows, type RowSource } from "./batches/batch-rows.js";
+export { BATCH_STATES, type BatchState } from "./batches/batch-store.js";
 export {
-  BATCH_STATES,
   Batches,
-  type BatchState,
   type BatchStatus,
   type CancelReport,
   type SubmitOptions,
   type SubmitReport,
 } from "./batches/batches.js";
-export * from "./client/index.js";
-export * from "./config.js";
-export * from "./contract/index.js";
+export {
+  DEFAULT_RETRY_POLICY,
+  type OperationData,
+  type OperationInput,
+  PaymentsAuthenticationError,
+  PaymentsClient,
+  type PaymentsClientOptions,
+  PaymentsConflictError,
+  PaymentsConnectionError,
+  PaymentsError,
+  type PaymentsErrorCode,
+  PaymentsIdempotencyInFlightError,
+  PaymentsIdempotencyKeyReusedError,
+  PaymentsInsufficientFundsError,
+  PaymentsInvalidRequestError,
+  PaymentsNotFoundError,
+  PaymentsRateLimitError,
+  PaymentsResponseError,
+  PaymentsServerError,
+  PaymentsTimeoutError,
+  PaymentsValidationError,
+  type RetryPolicy,
+  retryDelayMs,
+  shouldRetry,
+} from "./client/index.js";
+export {
+  type AccountConfig,
+  type Config,
+  ConfigError,
+  type ConfigIssue,
+  loadConfig,
+} from "./config.js";
 export { createLogger, type Logger } from "./logger.js";
+export { loadProviderProfile } from "./provider/load-profile.js";
+export { DEFAULT_PROVIDER_PROFILE, type ProviderProfile } from "./provider/profile.js";
+export { type DeadLetter, DeadLetters } from "./queues/dead-letters.js";
+export {
+  deriveIdempotencyKey,
+  type EnqueuedJob,
+  EnqueueValidationError,
+  IdempotencyKeyReusedError,
+  JOB_KINDS,
+  type JobInput,
+  type JobKind,
+  type JobPriority,
+  type KeyedJob,
+  Producer,
+  type ProducerOptions,
+} from "./queues/index.js";
+export { ReplayConflictError } from "./queues/replay-conflict-error.js";
+export { createRedis } from "./redis/connection.js";
+export { JobResult, RESULT_KINDS, type ResultKind } from "./results/job-result.js";
+export { ResultsStore, type ResultsStoreOptions } from "./results/results-store.js";
+export type { Role } from "./service/roles.js";
 export {
   closeOnSignals,
   EMBEDDED_DEV_TOKEN,
@@ -29,37 +76,12 @@ export {
   type ServiceOptions,
   startService,
   UnsafeRedisError,
-} from "./main.js";
-export { createMetricsRegistry } from "./metrics/metrics-registry.js";
-export {
-  type MetricsServerOptions,
-  type RunningMetricsServer,
-  startMetricsServer,
-} from "./metrics/metrics-server.js";
-export { createPipelineMetrics, type PipelineMetrics } from "./metrics/pipeline-metrics.js";
-export { type RedisMetricsOptions, registerRedisMetrics } from "./metrics/redis-metrics.js";
-export { type Action, classify, type Outcome, type Phase } from "./processors/classify.js";
-export {
-  type RunningWorkers,
-  type StartWorkersOptions,
-  startWorkers,
-} from "./processors/start-workers.js";
-export { type AccountPause, AccountPauses } from "./queues/account-pauses.js";
-export { type DeadLetter, DeadLetters } from "./queues/dead-letters.js";
-export { EnqueueValidationError } from "./queues/enqueue-error.js";
-export { deriveIdempotencyKey, jobIdFor } from "./queues/idempotency-key.js";
-export { type JobEnvelope, JobEnvelopeSchema, type JobInput } from "./queues/job-envelope.js";
-export { JOB_KINDS, type JobKind } from "./queues/job-kinds.js";
-export { type EnqueuedJob, Producer, type ProducerOptions } from "./queues/producer.js";
-export { accountQueueName } from "./queues/queue-names.js";
-export { createRedis } from "./redis-connection.js";
-export { checkRedisSafety, type RedisSafety } from "./redis-safety.js";
-export { JobResult, RESULT_KINDS, type ResultKind } from "./results/job-result.js";
-export { ResultsStore } from "./results/results-store.js";
+} from "./service/start-service.js";
 export {
   EVENT_ID_HEADER,
   SIGNATURE_HEADER,
   signWebhook,
   verifyWebhook,
-} from "./results/webhook-signature.js";
-export { ROLES, type Role } from "./service-roles.js";
+  WebhookArgumentError,
+  WebhookSecretError,
+} from "./webhooks/webhook-signature.js";

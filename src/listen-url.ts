@@ -1,4 +1,5 @@
 import type { Server } from "node:http";
+import type { FastifyInstance } from "fastify";
 
 /** The address a client on this host uses to reach a server listening on `host:port`. */
 export function reachableUrl(host: string, port: number): string {
@@ -10,4 +11,27 @@ export function reachableUrl(host: string, port: number): string {
 export function listenUrl(server: Server, host: string): string {
   const address = server.address();
   return reachableUrl(host, address && typeof address === "object" ? address.port : 0);
+}
+
+/** A Fastify app listening: where it is reached, and a close that may be called any number of times. */
+export interface ListeningApp {
+  readonly url: string;
+  /** Stops accepting requests and waits for those in flight. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** Starts `app` on `host:port` (port 0: a free one). */
+export async function listenApp(
+  app: FastifyInstance,
+  listen: { host: string; port: number },
+): Promise<ListeningApp> {
+  await app.listen(listen);
+  let closed: Promise<void> | undefined;
+  return {
+    url: listenUrl(app.server, listen.host),
+    close() {
+      closed ??= app.close();
+      return closed;
+    },
+  };
 }

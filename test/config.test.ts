@@ -97,7 +97,7 @@ describe("loadConfig", () => {
       "a malformed key",
       { PAYMENTS_API_URL: URL_V1, PAYMENTS_API_KEY: "sk live CANARY" },
       "PAYMENTS_API_KEY",
-      "must be 8 to 512 characters without spaces",
+      "must be visible ASCII characters (0x21 to 0x7E), with no spaces",
     ],
     [
       "a zero rate",
@@ -121,7 +121,7 @@ describe("loadConfig", () => {
       "a typo'd variable",
       { MONEYQ_CONCURENCY: "4" },
       "MONEYQ_CONCURENCY",
-      "unknown variable (see the configuration table in README.md)",
+      "unknown variable (see docs/configuration.md)",
     ],
     [
       "accounts that are not JSON",
@@ -189,7 +189,7 @@ describe("loadConfig", () => {
     expect(config.requireSafeRedis).toBe(true);
     expect(config.webhook).toMatchObject({
       url: "https://hooks.example.test/moneyq",
-      allowPrivateAddresses: false,
+      allowedRanges: [],
     });
     expect(config.webhook?.secret).toBe("whsec_CANARY_0123456789");
     expect(JSON.stringify(config)).not.toContain("CANARY");

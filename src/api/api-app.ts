@@ -1,10 +1,23 @@
 import type { Readable } from "node:stream";
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
-import type { z } from "zod";
+import { z } from "zod";
+import { BatchNotFoundError } from "../batches/batch-errors.js";
 import { validate } from "../contract/field-issues.js";
 import type { ApiDeps } from "./api-deps.js";
 import { ApiError, invalidRequest } from "./api-error.js";
 import { authenticate, type Caller } from "./auth.js";
+import {
+  type AuditFields,
+  acceptedTypes,
+  answerClientError,
+  callerOf,
+  clientWentAway,
+  installJsonParser,
+  JOB_BODY_LIMIT_BYTES,
+  recordAudit,
+  setCaller,
+  writeAuditLine,
+} from "./request-guards.js";
 
 export type Method = "GET" | "POST";
 
@@ -21,6 +34,10 @@ export interface RouteSpec {
   readonly body?: z.ZodType;
   /** Other request media types accepted beside JSON (text/csv for batches). */
   readonly bodyTypes?: readonly string[];
+  /** Headers the route reads beside authorization (documented; the handler checks them). */
+  readonly headers?: z.ZodType;
+  /** A mutating route: each call writes one audit line naming this action. */
+  readonly audit?: string;
 }
 
 export interface Handled<P, Q, B> {
@@ -30,6 +47,8 @@ export interface Handled<P, Q, B> {
   readonly body: B;
   readonly request: FastifyRequest;
   readonly reply: FastifyReply;
+  /** Records the account and ids of the audit line (mutating routes). */
+  audit(fields: AuditFields): void;
 }
 
 export interface ApiRouter {
@@ -41,6 +60,12 @@ export interface ApiRouter {
     handler: (ctx: Handled<P, Q, B>) => Promise<unknown>,
   ): void;
 }
+
+/** Longer path parameters are refused by the router itself; shorter ones reach validation. */
+const MAX_PARAM_LENGTH = 2048;
+
+/** An API route without query parameters refuses any it is sent, as it would unknown fields. */
+const NO_QUERY = z.strictObject({});
 
 const NOBODY: Caller = Object.freeze({ name: "", accounts: [] });
 
@@ -56,50 +81,167 @@ function parsePart<T>(schema: z.ZodType | undefined, value: unknown, where: stri
 
 /** A Fastify app with moneyq's error shape, bearer authentication and body limits. */
 export function createApiRouter(deps: ApiDeps): ApiRouter {
-  const app = Fastify({ logger: false, bodyLimit: deps.bodyLimitBytes, return503OnClosing: true });
+  const timeouts = deps.timeouts ?? { requestMs: 120_000, headersMs: 10_000, idleMs: 120_000 };
+  const app = Fastify({
+    logger: false,
+    bodyLimit: JOB_BODY_LIMIT_BYTES,
+    return503OnClosing: true,
+    requestTimeout: timeouts.requestMs,
+    connectionTimeout: timeouts.idleMs,
+    http: {
+      headersTimeout: Math.min(timeouts.headersMs, timeouts.requestMs),
+      // Node checks the request and header timeouts this often (30 s by default).
+      connectionsCheckingInterval: Math.min(1_000, timeouts.headersMs),
+    },
+    // Long ids reach validation, which names the field and its rule.
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    // Errors the router raises before any route (bad URL encoding) get moneyq's shape too.
+    frameworkErrors: (error, _request, reply) => sendUrlError(reply as FastifyReply, error),
+    clientErrorHandler: answerClientError,
+  });
   const routes: RouteSpec[] = [];
 
+  installJsonParser(app);
   // A CSV upload stays a stream: a batch file is read row by row, never whole.
   app.addContentTypeParser("text/csv", (_request, payload, done) => done(null, payload));
 
-  app.setErrorHandler((error: Error & { statusCode?: number; code?: string }, request, reply) => {
-    if (error instanceof ApiError) return reply.code(error.status).send(error.body());
-    const status = error.statusCode ?? 500;
-    if (status === 415) {
-      const type = request.headers["content-type"] ?? "none";
-      return reply
-        .code(415)
-        .send(
-          new ApiError(
-            415,
-            "unsupported_media_type",
-            `content-type ${type} is not accepted here: send application/json (or text/csv for batches)`,
-          ).body(),
-        );
+  app.setErrorHandler(errorHandler(deps));
+  app.setNotFoundHandler(notFoundHandler(routes));
+
+  return {
+    app,
+    deps,
+    routes,
+    add(spec, handler) {
+      routes.push(spec);
+      app.route({
+        method: spec.method,
+        url: spec.url,
+        config: { bodyTypes: spec.bodyTypes },
+        ...(spec.bodyTypes?.includes("text/csv") && { bodyLimit: deps.bodyLimitBytes }),
+        onRequest: authenticateFirst(spec, deps),
+        ...(spec.audit !== undefined && {
+          onResponse: async (request: FastifyRequest, reply: FastifyReply) =>
+            writeAuditLine(deps.logger, spec.audit as string, request, reply),
+        }),
+        handler: routeHandler(spec, handler),
+      });
+    },
+  };
+}
+
+/** The token is checked before the body is read: a refused request costs no upload. */
+function authenticateFirst(spec: RouteSpec, deps: ApiDeps) {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    if (!spec.auth) return;
+    try {
+      setCaller(request, authenticate(request.headers.authorization, deps.tokens));
+    } catch (error) {
+      reply.header("connection", "close");
+      throw error;
     }
-    if (status === 413)
+  };
+}
+
+/** Checks a request's parts against the route's schemas, then calls the route's handler. */
+function routeHandler<P, Q, B>(
+  spec: RouteSpec,
+  handler: (ctx: Handled<P, Q, B>) => Promise<unknown>,
+) {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    const caller = callerOf(request) ?? NOBODY;
+    const params = parsePart(spec.params, request.params, "params");
+    const query = parsePart(
+      spec.query ?? (spec.auth && !spec.bodyTypes ? NO_QUERY : undefined),
+      request.query,
+      "query",
+    );
+    const isStream = typeof (request.body as Readable | undefined)?.pipe === "function";
+    if (isStream && !spec.bodyTypes?.includes("text/csv")) {
+      // Read and dropped, not destroyed: destroying it would close the socket before the answer.
+      (request.body as Readable).resume();
+      throw new ApiError(
+        415,
+        "unsupported_media_type",
+        `content-type text/csv is not accepted on ${spec.url}: send application/json`,
+      );
+    }
+    if (spec.auth && !spec.body && request.body !== undefined) {
+      throw invalidRequest([{ field: "body", rule: "must be empty: this route takes no body" }]);
+    }
+    const body = isStream ? request.body : parsePart(spec.body, request.body, "body");
+    return handler({
+      caller,
+      params,
+      query,
+      body,
+      request,
+      reply,
+      audit: (fields: AuditFields) => recordAudit(request, fields),
+    } as Handled<P, Q, B>);
+  };
+}
+
+type RouterError = Error & { statusCode?: number; code?: string };
+
+/** Every error a route or the framework raises, answered in moneyq's shape; never a 500 for input. */
+function errorHandler(deps: ApiDeps) {
+  return (error: RouterError, request: FastifyRequest, reply: FastifyReply) => {
+    if (clientWentAway(request, error)) {
+      deps.logger.debug({ url: request.url }, "client closed the connection before the answer");
+      return reply.code(499).send();
+    }
+    if (error instanceof ApiError) return reply.code(error.status).send(error.body());
+    // A batch can vanish between its lookup and its use (a refused submission deletes its meta).
+    if (error instanceof BatchNotFoundError)
       return reply
-        .code(413)
-        .send(
-          new ApiError(
-            413,
-            "body_too_large",
-            `the body is larger than ${deps.bodyLimitBytes} bytes`,
-          ).body(),
-        );
-    if (status === 400 && error.code?.startsWith("FST_ERR_CTP"))
-      return reply.code(400).send(new ApiError(400, "invalid_body", error.message).body());
-    if (status < 500)
-      return reply.code(status).send(new ApiError(status, "bad_request", error.message).body());
+        .code(404)
+        .send(new ApiError(404, "not_found", `batch ${error.batchId} not found`).body());
+    const framework = frameworkError(error, request);
+    if (framework) {
+      if (framework.status === 413) reply.header("connection", "close");
+      return reply.code(framework.status).send(framework.body());
+    }
     deps.logger.error({ err: error.message, url: request.url }, "API request failed");
     return reply
       .code(500)
       .send(
         new ApiError(500, "internal_error", "internal error; the service log has details").body(),
       );
-  });
+  };
+}
 
-  app.setNotFoundHandler((request, reply) => {
+/** A framework error (415, 413, 408, a bad body, any other 4xx) as moneyq's ApiError. */
+function frameworkError(error: RouterError, request: FastifyRequest): ApiError | undefined {
+  const status = error.statusCode ?? 500;
+  if (status === 415) {
+    const type = request.headers["content-type"] ?? "none";
+    const { bodyTypes } = request.routeOptions.config as { bodyTypes?: readonly string[] };
+    const accepted = acceptedTypes(bodyTypes).join(", ");
+    return new ApiError(
+      415,
+      "unsupported_media_type",
+      `content-type ${type} is not accepted on ${request.method} ${request.routeOptions.url}: send ${accepted}`,
+      { details: [{ field: "content-type", rule: `must be one of ${accepted}` }] },
+    );
+  }
+  if (status === 413) {
+    const limit = request.routeOptions.bodyLimit ?? JOB_BODY_LIMIT_BYTES;
+    return new ApiError(413, "body_too_large", `the body is larger than ${limit} bytes`, {
+      details: [{ field: "body", rule: `at most ${limit} bytes` }],
+    });
+  }
+  if (status === 408)
+    return new ApiError(408, "request_timeout", "the request did not arrive in time");
+  if (status === 400 && error.code?.startsWith("FST_ERR_CTP"))
+    return new ApiError(400, "invalid_body", error.message);
+  if (status < 500) return new ApiError(status, "bad_request", error.message);
+  return undefined;
+}
+
+/** An unknown path is 404; a known path with another method is 405 naming the allowed ones. */
+function notFoundHandler(routes: readonly RouteSpec[]) {
+  return (request: FastifyRequest, reply: FastifyReply) => {
     const path = request.url.split("?")[0] as string;
     const allowed = routes.filter((r) => matches(r.url, path)).map((r) => r.method);
     if (allowed.length > 0)
@@ -116,46 +258,20 @@ export function createApiRouter(deps: ApiDeps): ApiRouter {
     return reply
       .code(404)
       .send(new ApiError(404, "not_found", `no route ${request.method} ${path}`).body());
-  });
-
-  return {
-    app,
-    deps,
-    routes,
-    add(spec, handler) {
-      routes.push(spec);
-      app.route({
-        method: spec.method,
-        url: spec.url,
-        handler: async (request, reply) => {
-          const caller = spec.auth
-            ? authenticate(request.headers.authorization, deps.tokens)
-            : NOBODY;
-          const params = parsePart(spec.params, request.params, "params");
-          const query = parsePart(spec.query, request.query, "query");
-          const isStream = typeof (request.body as Readable | undefined)?.pipe === "function";
-          if (isStream && !spec.bodyTypes?.includes("text/csv")) {
-            // Read and dropped, not destroyed: destroying it would close the socket before the answer.
-            (request.body as Readable).resume();
-            throw new ApiError(
-              415,
-              "unsupported_media_type",
-              `content-type text/csv is not accepted on ${spec.url}: send application/json`,
-            );
-          }
-          const body = isStream ? request.body : parsePart(spec.body, request.body, "body");
-          return handler({
-            caller,
-            params,
-            query,
-            body,
-            request,
-            reply,
-          } as Handled<never, never, never>);
-        },
-      });
-    },
   };
+}
+
+/** The router's own refusals, in moneyq's shape; the message never echoes the URL. */
+function sendUrlError(reply: FastifyReply, error: Error & { code?: string }): void {
+  const rule =
+    error.code === "FST_ERR_MAX_PARAM_LENGTH"
+      ? `each path parameter at most ${MAX_PARAM_LENGTH} characters`
+      : "must be valid percent-encoding (RFC 3986)";
+  reply.code(400).send(
+    new ApiError(400, "invalid_url", `the URL is not valid: path: ${rule}`, {
+      details: [{ field: "path", rule }],
+    }).body(),
+  );
 }
 
 function matches(pattern: string, path: string): boolean {

@@ -28,6 +28,13 @@ export interface ApiDeps {
   readonly deadLetters: DeadLetters;
   readonly registry: Registry;
   readonly logger: Logger;
+  /** Largest batch upload; every other route takes at most JOB_BODY_LIMIT_BYTES. */
   readonly bodyLimitBytes: number;
+  /** Request, header and idle timeouts (config.api); defaults when left out. */
+  readonly timeouts?: {
+    readonly requestMs: number;
+    readonly headersMs: number;
+    readonly idleMs: number;
+  };
   readiness(): Promise<Readiness>;
 }

@@ -9,6 +9,8 @@ export interface ApiErrorBody {
     readonly details?: readonly FieldIssue[];
     /** Row-level problems of a batch (row, reference, column, rule). */
     readonly rows?: readonly unknown[];
+    /** The job a conflict is about (idempotency_key_reused). */
+    readonly jobId?: string;
   };
 }
 
@@ -18,11 +20,12 @@ export class ApiError extends Error {
   readonly code: string;
   readonly details: readonly FieldIssue[] | undefined;
   readonly rows: readonly unknown[] | undefined;
+  readonly jobId: string | undefined;
   constructor(
     status: number,
     code: string,
     message: string,
-    extra: { details?: readonly FieldIssue[]; rows?: readonly unknown[] } = {},
+    extra: { details?: readonly FieldIssue[]; rows?: readonly unknown[]; jobId?: string } = {},
   ) {
     super(message);
     this.name = "ApiError";
@@ -30,6 +33,7 @@ export class ApiError extends Error {
     this.code = code;
     this.details = extra.details;
     this.rows = extra.rows;
+    this.jobId = extra.jobId;
   }
 
   body(): ApiErrorBody {
@@ -39,6 +43,7 @@ export class ApiError extends Error {
         message: this.message,
         ...(this.details && { details: this.details }),
         ...(this.rows && { rows: this.rows }),
+        ...(this.jobId && { jobId: this.jobId }),
       },
     };
   }

@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from "node:crypto";
-import type { ApiToken } from "../config.js";
+import { type ApiToken, namedOrOnlyAccount } from "../config.js";
 import { ApiError } from "./api-error.js";
 
 /** Who made a request: the token's name and the accounts it may use. */
@@ -35,13 +35,11 @@ export function authenticate(header: string | undefined, tokens: readonly ApiTok
  * only account when none is named.
  */
 export function accountOf(caller: Caller, named: string | undefined): string {
-  if (named === undefined) {
-    if (caller.accounts.length === 1) return caller.accounts[0] as string;
+  const account = namedOrOnlyAccount(caller.accounts, named);
+  if (account !== undefined) return account;
+  if (named === undefined)
     throw new ApiError(400, "invalid_request", "account: required (this token holds several)", {
       details: [{ field: "account", rule: "required (this token holds several accounts)" }],
     });
-  }
-  if (!caller.accounts.includes(named))
-    throw new ApiError(403, "forbidden", `this token may not use account "${named}"`);
-  return named;
+  throw new ApiError(403, "forbidden", `this token may not use account "${named}"`);
 }

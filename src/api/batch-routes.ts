@@ -1,17 +1,30 @@
 import { Readable, Transform } from "node:stream";
 import {
+  BatchAmbiguousError,
   BatchFileError,
+  BatchIdReusedError,
   BatchNotCancellableError,
+  BatchNotFoundError,
   BatchRefusedError,
+  BatchSubmissionBusyError,
 } from "../batches/batch-errors.js";
 import type { BatchKind } from "../batches/batch-kinds.js";
-import { csvRows, jsonRows } from "../batches/batch-rows.js";
+import { csvRows, jsonRows, type RowSource } from "../batches/batch-rows.js";
+import type { Batches } from "../batches/batches.js";
+import { KEY_REUSED } from "../batches/key-reuse.js";
 import { renderReport } from "../batches/report-format.js";
 import { validate } from "../contract/field-issues.js";
-import type { ApiRouter } from "./api-app.js";
+import { IdempotencyKeyReusedError } from "../queues/enqueue-error.js";
+import type { ApiRouter, Handled, RouteSpec } from "./api-app.js";
 import { ApiError, invalidRequest, notFound } from "./api-error.js";
 import { accountOf, type Caller } from "./auth.js";
-import { BatchParams, ResultsQuery, SubmitBatchBody, SubmitBatchQuery } from "./request-schemas.js";
+import {
+  AccountQuery,
+  BatchParams,
+  ResultsQuery,
+  SubmitBatchBody,
+  SubmitBatchQuery,
+} from "./request-schemas.js";
 
 interface SubmitQuery {
   readonly kind: BatchKind;
@@ -23,16 +36,43 @@ interface SubmitQuery {
 
 /** Bulk batches: submit (JSON or CSV, dry run, partial), status, results, cancel. */
 export function registerBatchRoutes(router: ApiRouter): void {
-  const { batches } = router.deps;
+  registerSubmit(router);
+  registerStatus(router);
+  registerResults(router);
+  registerCancel(router);
+}
 
-  /** The batch if it belongs to one of the caller's accounts; 404 otherwise, never 403. */
-  const ownBatch = async (caller: Caller, batchId: string) => {
-    const account = await batches.accountOf(batchId);
-    if (account === undefined || !caller.accounts.includes(account))
-      throw notFound(`batch ${batchId}`);
-    return batchId;
-  };
+/**
+ * The account whose batch `batchId` is: the named one, or the one of the caller's accounts
+ * that has a batch of that id. Another account's batch is never found: 404, never 403.
+ */
+async function ownBatch(
+  batches: Batches,
+  caller: Caller,
+  batchId: string,
+  named: string | undefined,
+): Promise<string> {
+  const among = named === undefined ? caller.accounts : [accountOf(caller, named)];
+  try {
+    return await batches.accountOf(batchId, among);
+  } catch (error) {
+    if (error instanceof BatchNotFoundError) throw notFound(`batch ${batchId}`);
+    if (error instanceof BatchAmbiguousError)
+      throw new ApiError(
+        400,
+        "invalid_request",
+        `account: required (batch ${batchId} exists in several of this token's accounts)`,
+        {
+          details: [
+            { field: "query.account", rule: "required (the batch id is in several accounts)" },
+          ],
+        },
+      );
+    throw error;
+  }
+}
 
+function registerSubmit(router: ApiRouter): void {
   router.add<undefined, unknown, unknown>(
     {
       method: "POST",
@@ -42,89 +82,162 @@ export function registerBatchRoutes(router: ApiRouter): void {
       auth: true,
       body: SubmitBatchBody,
       bodyTypes: ["text/csv"],
+      audit: "batch_submit",
     },
-    async ({ caller, request, body, reply }) => {
-      const isCsv = typeof (body as Readable | undefined)?.pipe === "function";
-      let options: SubmitQuery;
-      let source: ReturnType<typeof csvRows>;
-      if (isCsv) {
-        const parsed = validate(SubmitBatchQuery, request.query ?? {});
-        if (!parsed.success) {
-          (body as Readable).resume();
-          throw invalidRequest(parsed.issues.map((i) => ({ ...i, field: `query.${i.field}` })));
-        }
-        options = parsed.data as SubmitQuery;
-        source = csvRows(limited(body as Readable, router.deps.bodyLimitBytes), options.kind);
-      } else {
-        options = body as SubmitQuery & { rows: unknown[] };
-        source = jsonRows((body as { rows: unknown[] }).rows, options.kind);
-      }
+    async ({ caller, request, body, reply, audit }) => {
+      const { options, source } = submission(router, request.query, body);
       const account = accountOf(caller, options.account);
+      audit({ account, kind: options.kind, batchId: options.batchId, dryRun: options.dryRun });
+      // A submission waiting for another one of the same batch stops when its client goes away.
+      const gone = new AbortController();
+      reply.raw.once("close", () => {
+        if (!reply.raw.writableEnded) gone.abort();
+      });
       try {
-        const report = await batches.submit({
+        const report = await router.deps.batches.submit({
           account,
           kind: options.kind,
           source,
+          signal: gone.signal,
           ...(options.dryRun !== undefined && { dryRun: options.dryRun }),
           ...(options.allowPartial !== undefined && { allowPartial: options.allowPartial }),
           ...(options.batchId !== undefined && { batchId: options.batchId }),
         });
+        audit({ batchId: report.batchId, created: report.created, accepted: report.accepted });
         return reply.code(report.created ? 202 : 200).send(report);
       } catch (error) {
-        if (error instanceof BatchRefusedError)
-          throw new ApiError(422, error.code, error.message, { rows: error.issues });
-        if (error instanceof BatchFileError)
-          throw new ApiError(error.code === "too_large" ? 413 : 400, error.code, error.message, {
-            details: error.problems.map((rule) => ({ field: "file", rule })),
-          });
-        throw error;
+        throw submitError(error);
       }
     },
   );
+}
 
-  router.add<{ batchId: string }>(
+/** The options and rows of a submission: a JSON body, or a CSV upload with query options. */
+function submission(
+  router: ApiRouter,
+  query: unknown,
+  body: unknown,
+): { options: SubmitQuery; source: RowSource } {
+  if (typeof (body as Readable | undefined)?.pipe !== "function") {
+    const options = body as SubmitQuery & { rows: unknown[] };
+    try {
+      return { options, source: jsonRows(options.rows, options.kind) };
+    } catch (error) {
+      throw submitError(error);
+    }
+  }
+  const parsed = validate(SubmitBatchQuery, query ?? {});
+  if (!parsed.success) {
+    (body as Readable).resume();
+    throw invalidRequest(parsed.issues.map((i) => ({ ...i, field: `query.${i.field}` })));
+  }
+  const options = parsed.data as SubmitQuery;
+  return {
+    options,
+    source: csvRows(limited(body as Readable, router.deps.bodyLimitBytes), options.kind),
+  };
+}
+
+/** A submission's refusal in the API's shape; other errors as they are. */
+function submitError(error: unknown): unknown {
+  if (error instanceof BatchRefusedError) {
+    const reused = error.issues.some((i) => i.rule.startsWith(KEY_REUSED));
+    return new ApiError(reused ? 409 : 422, reused ? KEY_REUSED : error.code, error.message, {
+      rows: error.issues,
+    });
+  }
+  // A key taken by a single job while the batch was being sent (its pre-check passed).
+  if (error instanceof IdempotencyKeyReusedError)
+    return new ApiError(409, error.code, error.message, { jobId: error.jobId });
+  if (error instanceof BatchFileError)
+    return new ApiError(error.code === "too_large" ? 413 : 400, error.code, error.message, {
+      details: error.problems.map((rule) => ({ field: "file", rule })),
+    });
+  if (error instanceof BatchIdReusedError || error instanceof BatchSubmissionBusyError)
+    return new ApiError(409, error.code, error.message);
+  return error;
+}
+
+/** The declaration of a route on one batch, `/v1/batches/:batchId...`; the query names its account. */
+type BatchRouteSpec = Pick<RouteSpec, "method" | "url" | "summary" | "query" | "audit">;
+
+/**
+ * A route on one batch of the caller's: the handler gets the batch's account (`ownBatch`). A
+ * mutating one records the batch id first, so its audit line names the batch even when refused.
+ */
+function addBatchRoute<Q extends { account?: string }>(
+  router: ApiRouter,
+  spec: BatchRouteSpec,
+  handler: (ctx: Handled<{ batchId: string }, Q, undefined>, account: string) => Promise<unknown>,
+): void {
+  const { batches } = router.deps;
+  router.add<{ batchId: string }, Q>(
+    {
+      method: spec.method,
+      url: spec.url,
+      summary: spec.summary,
+      auth: true,
+      params: BatchParams,
+      query: spec.query ?? AccountQuery,
+      ...(spec.audit !== undefined && { audit: spec.audit }),
+    },
+    async (ctx) => {
+      const { batchId } = ctx.params;
+      if (spec.audit !== undefined) ctx.audit({ batchId });
+      return handler(ctx, await ownBatch(batches, ctx.caller, batchId, ctx.query.account));
+    },
+  );
+}
+
+function registerStatus(router: ApiRouter): void {
+  addBatchRoute<{ account?: string }>(
+    router,
     {
       method: "GET",
       url: "/v1/batches/:batchId",
       summary: "A batch's state, counts per result, progress and timings",
-      auth: true,
-      params: BatchParams,
     },
-    async ({ caller, params }) => batches.status(await ownBatch(caller, params.batchId)),
+    async ({ params }, account) => router.deps.batches.status(account, params.batchId),
   );
+}
 
-  router.add<{ batchId: string }, { format?: "csv" | "jsonl" }>(
+function registerResults(router: ApiRouter): void {
+  addBatchRoute<{ format?: "csv" | "jsonl"; account?: string }>(
+    router,
     {
       method: "GET",
       url: "/v1/batches/:batchId/results",
       summary: "The batch's results report, one line per row, streamed (CSV or JSON lines)",
-      auth: true,
-      params: BatchParams,
       query: ResultsQuery,
     },
-    async ({ caller, params, query, request, reply }) => {
-      const batchId = await ownBatch(caller, params.batchId);
+    async ({ params, query, request, reply }, account) => {
+      const { batchId } = params;
+      const lines = await router.deps.batches.openReport(account, batchId);
       const csv =
         query.format === "csv" ||
         (query.format === undefined && String(request.headers.accept ?? "").includes("text/csv"));
       return reply
         .type(csv ? "text/csv; charset=utf-8" : "application/x-ndjson")
         .header("content-disposition", `attachment; filename="${batchId}.${csv ? "csv" : "jsonl"}"`)
-        .send(Readable.from(renderReport(batches.report(batchId), csv ? "csv" : "jsonl")));
+        .send(Readable.from(renderReport(lines, csv ? "csv" : "jsonl")));
     },
   );
+}
 
-  router.add<{ batchId: string }>(
+function registerCancel(router: ApiRouter): void {
+  addBatchRoute<{ account?: string }>(
+    router,
     {
       method: "POST",
       url: "/v1/batches/:batchId/cancel",
       summary: "Cancel a batch: its jobs not yet sent are removed and end `cancelled`",
-      auth: true,
-      params: BatchParams,
+      audit: "batch_cancel",
     },
-    async ({ caller, params }) => {
+    async ({ params, audit }, account) => {
       try {
-        return await batches.cancel(await ownBatch(caller, params.batchId));
+        const report = await router.deps.batches.cancel(account, params.batchId);
+        audit({ account: report.status.account, cancelled: report.cancelled });
+        return report;
       } catch (error) {
         if (error instanceof BatchNotCancellableError)
           throw new ApiError(409, error.code, error.message);

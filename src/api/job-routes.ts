@@ -1,10 +1,14 @@
 import type { Job } from "bullmq";
-import type { JobData } from "../processors/job-processor.js";
-import { EnqueueValidationError } from "../queues/enqueue-error.js";
+import { z } from "zod";
+import { validate } from "../contract/field-issues.js";
+import { IdempotencyKey, REPLAY_HEADER } from "../contract/headers.js";
+import { EnqueueValidationError, IdempotencyKeyReusedError } from "../queues/enqueue-error.js";
 import { jobIdFor } from "../queues/idempotency-key.js";
+import type { JobData } from "../queues/job-data.js";
 import type { JobInput } from "../queues/job-envelope.js";
+import { addAccountQueryRoute } from "./account-query-route.js";
 import type { ApiRouter } from "./api-app.js";
-import { ApiError, notFound } from "./api-error.js";
+import { ApiError, invalidRequest, notFound } from "./api-error.js";
 import { accountOf, type Caller } from "./auth.js";
 import { JobByKeyQuery, JobParams, SubmitJobBody } from "./request-schemas.js";
 
@@ -20,17 +24,40 @@ export function registerJobRoutes(router: ApiRouter): void {
         "Enqueue one job; the same work (same key) enqueued twice is one job. 202 with its job id",
       auth: true,
       body: SubmitJobBody,
+      headers: z.object({ [KEY_HEADER]: IdempotencyKey.optional() }),
+      audit: "enqueue",
     },
-    async ({ caller, body, reply }) => {
+    async ({ caller, body, request, reply, audit }) => {
       const account = accountOf(caller, body.account);
+      audit({ account });
+      const idempotencyKey = keyOf(
+        request.headers[KEY_HEADER],
+        body.idempotencyKey as string | undefined,
+      );
       try {
-        const job = await producer.enqueue({ ...body, account } as JobInput);
+        const { job, replayed } = await producer.enqueueKeyed({
+          ...body,
+          account,
+          ...(idempotencyKey !== undefined && { idempotencyKey }),
+        } as JobInput);
+        audit({ jobId: job.jobId, idempotencyKey: job.idempotencyKey, replayed });
+        if (replayed) return reply.code(200).header(REPLAY_HEADER, "true").send(job);
         return reply.code(202).send(job);
       } catch (error) {
         if (error instanceof EnqueueValidationError)
           throw new ApiError(400, "invalid_job", error.message, {
             details: error.issues.map((i) => ({ ...i, field: `body.${i.field}` })),
           });
+        if (error instanceof IdempotencyKeyReusedError) {
+          audit({ jobId: error.jobId, idempotencyKey: error.idempotencyKey });
+          // The key is named where it came from: the header, or the body.
+          const field =
+            request.headers[KEY_HEADER] !== undefined ? `headers.${KEY_HEADER}` : "idempotencyKey";
+          throw new ApiError(409, error.code, error.message, {
+            details: [{ field, rule: `already used by job ${error.jobId}` }],
+            jobId: error.jobId,
+          });
+        }
         throw error;
       }
     },
@@ -50,7 +77,8 @@ export function registerJobRoutes(router: ApiRouter): void {
         idempotencyKey: envelope?.idempotencyKey ?? result?.idempotencyKey,
         batchId: envelope?.batchId ?? result?.batchId,
         reference: envelope?.reference ?? result?.reference,
-        state: job ? await job.getState() : "removed",
+        // A job waiting in its lane (a BullMQ priority) is waiting, whatever BullMQ calls it.
+        state: job ? (await job.getState()).replace("prioritized", "waiting") : "removed",
         attempts: job?.attemptsStarted ?? result?.attempts ?? 0,
         result: result ?? null,
       };
@@ -69,17 +97,31 @@ export function registerJobRoutes(router: ApiRouter): void {
     async ({ caller, params }) => statusOf(caller, params.jobId),
   );
 
-  router.add<undefined, { idempotencyKey: string; account?: string }>(
-    {
-      method: "GET",
-      url: "/v1/jobs",
-      summary: "A job's status by its idempotency key",
-      auth: true,
-      query: JobByKeyQuery,
-    },
-    async ({ caller, query }) => {
-      const account = accountOf(caller, query.account);
-      return statusOf(caller, jobIdFor(account, query.idempotencyKey), account);
-    },
+  addAccountQueryRoute<{ idempotencyKey: string; account?: string }>(
+    router,
+    { url: "/v1/jobs", summary: "A job's status by its idempotency key", query: JobByKeyQuery },
+    async (account, query, caller) =>
+      statusOf(caller, jobIdFor(account, query.idempotencyKey), account),
   );
+}
+
+/** The IETF draft's header for the key; POST /v1/jobs also takes it in the body. */
+const KEY_HEADER = "idempotency-key";
+
+/** The key of a job request: the header's or the body's; both given must agree. */
+function keyOf(header: string | string[] | undefined, inBody: string | undefined) {
+  if (header === undefined) return inBody;
+  const parsed = validate(IdempotencyKey, header);
+  if (!parsed.success)
+    throw invalidRequest(
+      parsed.issues.map((i) => ({ field: "headers.idempotency-key", rule: i.rule })),
+    );
+  if (inBody !== undefined && inBody !== parsed.data)
+    throw invalidRequest([
+      {
+        field: "headers.idempotency-key",
+        rule: "must equal body.idempotencyKey when both are given",
+      },
+    ]);
+  return parsed.data;
 }

@@ -39,6 +39,7 @@ function parameters(spec: RouteSpec): unknown[] {
   for (const [where, schema] of [
     ["path", spec.params],
     ["query", spec.query],
+    ["header", spec.headers],
   ] as const) {
     if (!schema) continue;
     const json = jsonSchema(schema) as {

@@ -1,5 +1,7 @@
+import { ReplayConflictError } from "../queues/replay-conflict-error.js";
+import { addAccountQueryRoute } from "./account-query-route.js";
 import type { ApiRouter } from "./api-app.js";
-import { notFound } from "./api-error.js";
+import { ApiError, notFound } from "./api-error.js";
 import { accountOf } from "./auth.js";
 import {
   AccountParams,
@@ -13,18 +15,17 @@ import {
 export function registerOperatorRoutes(router: ApiRouter): void {
   const { deadLetters, pauses } = router.deps;
 
-  router.add<undefined, { account?: string; limit?: number }>(
+  addAccountQueryRoute<{ account?: string; limit?: number }>(
+    router,
     {
-      method: "GET",
       url: "/v1/dead-letters",
       summary: "Jobs that ended failed, rejected or needs_reconciliation, newest first",
-      auth: true,
       query: DeadLettersQuery,
     },
-    async ({ caller, query }) => {
-      const account = accountOf(caller, query.account);
-      return { account, deadLetters: await deadLetters.list(account, 0, (query.limit ?? 100) - 1) };
-    },
+    async (account, query) => ({
+      account,
+      deadLetters: await deadLetters.list(account, 0, (query.limit ?? 100) - 1),
+    }),
   );
 
   router.add<{ jobId: string }, { account?: string }>(
@@ -35,11 +36,21 @@ export function registerOperatorRoutes(router: ApiRouter): void {
       auth: true,
       params: JobParams,
       query: AccountQuery,
+      audit: "dead_letter_replay",
     },
-    async ({ caller, params, query, reply }) => {
+    async ({ caller, params, query, reply, audit }) => {
+      audit({ jobId: params.jobId });
       const account = accountOf(caller, query.account);
-      if (!(await deadLetters.replay(account, params.jobId)))
-        throw notFound(`dead letter ${params.jobId}`);
+      audit({ account });
+      let replayed: boolean;
+      try {
+        replayed = await deadLetters.replay(account, params.jobId);
+      } catch (error) {
+        if (error instanceof ReplayConflictError)
+          throw new ApiError(409, error.code, error.message);
+        throw error;
+      }
+      if (!replayed) throw notFound(`dead letter ${params.jobId}`);
       return reply.code(202).send({ jobId: params.jobId, account, replayed: true });
     },
   );
@@ -71,8 +82,10 @@ export function registerOperatorRoutes(router: ApiRouter): void {
       auth: true,
       params: AccountParams,
       body: PauseBody,
+      audit: "account_pause",
     },
-    async ({ caller, params, body }) => {
+    async ({ caller, params, body, audit }) => {
+      audit({ account: params.alias });
       const account = accountOf(caller, params.alias);
       await pauses.pause(account, body?.reason ?? "paused by an operator");
       return { alias: account, paused: true };
@@ -86,8 +99,10 @@ export function registerOperatorRoutes(router: ApiRouter): void {
       summary: "Resume an account paused by an operator or by an authentication failure",
       auth: true,
       params: AccountParams,
+      audit: "account_resume",
     },
-    async ({ caller, params }) => {
+    async ({ caller, params, audit }) => {
+      audit({ account: params.alias });
       const account = accountOf(caller, params.alias);
       await pauses.resume(account);
       return { alias: account, paused: false };

@@ -1,9 +1,13 @@
 import { z } from "zod";
 import { BATCH_KIND_NAMES } from "../batches/batch-kinds.js";
+import { IdempotencyKey } from "../contract/headers.js";
+import { ACCOUNT_ALIAS_PATTERN } from "../queues/job-envelope.js";
 import { JOB_KIND_NAMES } from "../queues/job-kinds.js";
 
 const flag = z.enum(["true", "false"]).transform((v) => v === "true");
-const account = z.string().min(1).max(32);
+const account = z.string().regex(ACCOUNT_ALIAS_PATTERN, {
+  message: "must be an account alias: 1 to 32 lowercase letters, digits, '-' or '_'",
+});
 const batchId = z
   .string()
   .regex(/^[A-Za-z0-9_-]{1,64}$/, { message: "must be 1 to 64 letters, digits, '-' or '_'" });
@@ -13,10 +17,12 @@ export const SubmitJobBody = z.strictObject({
   kind: z.enum(JOB_KIND_NAMES),
   account: account.optional(),
   request: z.record(z.string(), z.unknown()),
-  idempotencyKey: z.string().optional(),
+  idempotencyKey: IdempotencyKey.optional(),
   batchId: z.string().optional(),
   reference: z.string().optional(),
-  metadata: z.record(z.string(), z.unknown()).optional(),
+  /** `urgent` (the default) or `bulk`: the producer checks it. */
+  priority: z.string().optional(),
+  metadata: z.unknown().optional(),
 });
 
 /** POST /v1/batches with a JSON body. */
@@ -40,7 +46,10 @@ export const SubmitBatchQuery = z.strictObject({
 
 export const BatchParams = z.strictObject({ batchId });
 
-export const ResultsQuery = z.strictObject({ format: z.enum(["csv", "jsonl"]).optional() });
+export const ResultsQuery = z.strictObject({
+  format: z.enum(["csv", "jsonl"]).optional(),
+  account: account.optional(),
+});
 
 export const JobParams = z.strictObject({
   jobId: z
@@ -49,7 +58,7 @@ export const JobParams = z.strictObject({
 });
 
 export const JobByKeyQuery = z.strictObject({
-  idempotencyKey: z.string().min(1).max(255),
+  idempotencyKey: IdempotencyKey,
   account: account.optional(),
 });
 

@@ -1,4 +1,4 @@
-import { listenUrl } from "../listen-url.js";
+import { listenApp } from "../listen-url.js";
 import { createApiRouter } from "./api-app.js";
 import type { ApiDeps } from "./api-deps.js";
 import { registerBatchRoutes } from "./batch-routes.js";
@@ -32,14 +32,5 @@ export async function startApi(
   deps: ApiDeps,
   listen: { host: string; port: number },
 ): Promise<RunningApi> {
-  const app = buildApi(deps);
-  await app.listen(listen);
-  let closed: Promise<void> | undefined;
-  return {
-    url: listenUrl(app.server, listen.host),
-    close() {
-      closed ??= app.close();
-      return closed;
-    },
-  };
+  return listenApp(buildApi(deps), listen);
 }

@@ -40,9 +40,24 @@ export class BatchRefusedError extends Error {
 /** No batch with this id belongs to the caller's accounts. */
 export class BatchNotFoundError extends Error {
   readonly code = "batch_not_found";
+  readonly batchId: string;
   constructor(batchId: string) {
     super(`no batch ${batchId}`);
+    this.batchId = batchId;
     this.name = "BatchNotFoundError";
+  }
+}
+
+/** A batch id that several of the caller's accounts have: the caller must name the account. */
+export class BatchAmbiguousError extends Error {
+  readonly code = "batch_ambiguous";
+  readonly batchId: string;
+  readonly accounts: readonly string[];
+  constructor(batchId: string, accounts: readonly string[]) {
+    super(`batch ${batchId} exists in ${accounts.join(", ")}: name the account`);
+    this.name = "BatchAmbiguousError";
+    this.batchId = batchId;
+    this.accounts = accounts;
   }
 }
 
@@ -52,5 +67,33 @@ export class BatchNotCancellableError extends Error {
   constructor(batchId: string, state: string) {
     super(`batch ${batchId} is ${state}: there is nothing left to cancel`);
     this.name = "BatchNotCancellableError";
+  }
+}
+
+/** A batch id the account already used for another file: reusing it would mix two files. */
+export class BatchIdReusedError extends Error {
+  readonly code = "batch_id_reused";
+  constructor(batchId: string) {
+    super(
+      `batch id ${batchId} is already used by another file of this account: ` +
+        "give this file its own batchId (resubmitting the same file under the same id is safe)",
+    );
+    this.name = "BatchIdReusedError";
+  }
+}
+
+/**
+ * Another submission of the batch is under way and did not finish in time, or took the batch
+ * over from this one (this one held it too long): the batch's status tells the outcome.
+ */
+export class BatchSubmissionBusyError extends Error {
+  readonly code = "submission_under_way";
+  constructor(batchId: string, reason: "waited" | "taken_over") {
+    super(
+      reason === "waited"
+        ? `batch ${batchId}: another submission of it is under way; try again later or read its status`
+        : `batch ${batchId}: another submission took it over before this one finished; read its status`,
+    );
+    this.name = "BatchSubmissionBusyError";
   }
 }

@@ -30,7 +30,7 @@ const optional = (name: string, part: BatchColumn["part"], type: CellType = "str
 const reference = col("reference", "job");
 
 /**
- * The kinds of rows a batch may hold, and their columns (README "Batch files"). Column names
+ * The kinds of rows a batch may hold, and their columns (docs/batches.md). Column names
  * are the contract's field names, so a row reads like the request it becomes.
  */
 export const BATCH_KINDS = {
@@ -55,8 +55,9 @@ export const BATCH_KINDS = {
       col("amount", "body", "number"),
       col("currency", "body"),
       col("phoneNumber", "body"),
-      col("network", "body"),
-      col("iso2", "body"),
+      // The spec requires none of these; the provider profile's required fields decide, per row.
+      optional("network", "body"),
+      optional("iso2", "body"),
       optional("narration", "body"),
     ],
   },
@@ -67,8 +68,8 @@ export const BATCH_KINDS = {
       col("subAccountId", "params"),
       col("amount", "body"),
       col("toAddress", "body"),
-      col("currency", "body"),
-      col("network", "body"),
+      optional("currency", "body"),
+      optional("network", "body"),
     ],
   },
   "funding.wallet": {

@@ -1,6 +1,7 @@
 import { createHash, type Hash } from "node:crypto";
 import { type Readable, Transform } from "node:stream";
 import { parse } from "csv-parse";
+import { errorCode } from "../contract/error-code.js";
 import { BatchFileError } from "./batch-errors.js";
 import { BATCH_KINDS, type BatchKind } from "./batch-kinds.js";
 
@@ -115,8 +116,7 @@ function finish(hash: Hash): string {
 
 function asFileError(error: unknown, row: number): Error {
   if (error instanceof BatchFileError) return error;
-  const code = (error as { code?: unknown }).code;
-  if (typeof code === "string" && code.startsWith("CSV_")) {
+  if (errorCode(error)?.startsWith("CSV_")) {
     // csv-parse's messages name the line; they never contain more than the parser's view.
     return new BatchFileError("invalid_csv", [`row ${row}: ${(error as Error).message}`]);
   }

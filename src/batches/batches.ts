@@ -1,31 +1,30 @@
-import { createHash } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import type { Redis } from "ioredis";
 import { EnqueueValidationError } from "../queues/enqueue-error.js";
 import { deriveIdempotencyKey, jobIdFor } from "../queues/idempotency-key.js";
 import type { JobEnvelope } from "../queues/job-envelope.js";
 import type { Producer } from "../queues/producer.js";
+import { batchReferencesKey } from "../redis/keys.js";
+import { CLAIM_BATCH_REFERENCES } from "../redis/scripts/claim-batch-references.js";
+import { defineScripts } from "../redis/scripts/script.js";
 import { RESULT_KINDS, type ResultKind } from "../results/job-result.js";
-import { batchKeys, type ReportLine, type ResultsStore } from "../results/results-store.js";
+import type { ReportLine } from "../results/report-line.js";
+import type { ResultsStore } from "../results/results-store.js";
 import {
-  BatchNotCancellableError,
+  BatchAmbiguousError,
+  BatchIdReusedError,
   BatchNotFoundError,
   BatchRefusedError,
+  BatchSubmissionBusyError,
   type RowIssue,
 } from "./batch-errors.js";
 import { BATCH_KINDS, type BatchKind } from "./batch-kinds.js";
 import type { RowSource } from "./batch-rows.js";
+import { type BatchState, BatchStore } from "./batch-store.js";
 import { HeldRows } from "./held-rows.js";
+import { KEY_REUSED, keyReuseIssue, keyReuseIssues } from "./key-reuse.js";
 import { columnOf, rowInput } from "./row-input.js";
-
-export const BATCH_STATES = [
-  "validating",
-  "queued",
-  "running",
-  "completed",
-  "completed_with_failures",
-  "cancelled",
-] as const;
-export type BatchState = (typeof BATCH_STATES)[number];
+import { SubmissionLease } from "./submission-lease.js";
 
 export interface BatchStatus {
   readonly batchId: string;
@@ -61,6 +60,8 @@ export interface SubmitOptions {
   readonly allowPartial?: boolean;
   /** Default: derived from account, kind and content, so the same file is the same batch. */
   readonly batchId?: string;
+  /** Stops waiting for another submission of the batch (the client went away). */
+  readonly signal?: AbortSignal;
 }
 
 export interface SubmitReport {
@@ -94,6 +95,10 @@ export interface BatchesOptions {
   readonly prefix: string;
   readonly producer: Producer;
   readonly results: ResultsStore;
+  /** How long a submission holds its batch without renewing; default SUBMIT_LEASE_MS. */
+  readonly submitLeaseMs?: number;
+  /** How long a submission waits for another one of the same batch; default SUBMIT_WAIT_MS. */
+  readonly submitWaitMs?: number;
 }
 
 /** References are checked and claimed, and report lines read, this many per command. */
@@ -112,48 +117,28 @@ const PENDING_KEY = "pending";
 /** Accepted rows: the validated request of each, by row and reference. */
 type Held = HeldRows<JobEnvelope["request"]>;
 
-/** Claims references for a batch; returns the 1-based positions already held by another batch. */
-const CLAIM_SCRIPT = `
-local taken = {}
-for i = 1, #ARGV - 1 do
-  local ok = redis.call('HSETNX', KEYS[1], ARGV[i + 1], ARGV[1])
-  if ok == 0 and redis.call('HGET', KEYS[1], ARGV[i + 1]) ~= ARGV[1] then
-    taken[#taken + 1] = i
-  end
-end
-return taken`;
+/** Where a submission's rows go. */
+interface BatchTarget {
+  readonly kind: BatchKind;
+  readonly account: string;
+  readonly batchId: string;
+  /** This submission's token: rows are written only while it holds the batch's lease. */
+  readonly token: string;
+}
 
-/** Sets each row's line unless it has one: a resumed submission keeps results already in. */
-const ROWS_SCRIPT = `
-for i = 1, #ARGV, 2 do redis.call('HSETNX', KEYS[1], ARGV[i], ARGV[i + 1]) end
-return 1`;
-
-/** Ends validation: queued, or finished already if every job has its result. */
-const QUEUED_SCRIPT = `
-local m = redis.call('HMGET', KEYS[1], 'state', 'accepted', 'done', 'n:succeeded', 'skipped')
-if m[1] ~= 'validating' then return m[1] end
-if tonumber(m[3]) >= tonumber(m[2]) then
-  local ok = tonumber(m[4]) == tonumber(m[2]) and tonumber(m[5]) == 0
-  local state = ok and 'completed' or 'completed_with_failures'
-  redis.call('HSET', KEYS[1], 'state', state, 'finishedAt', ARGV[1])
-  return state
-end
-redis.call('HSET', KEYS[1], 'state', 'queued')
-return 'queued'`;
-
-/** Marks a batch cancelled unless it finished; returns the state it had. */
-const CANCEL_SCRIPT = `
-local state = redis.call('HGET', KEYS[1], 'state')
-if state == 'validating' or state == 'queued' or state == 'running' then
-  redis.call('HSET', KEYS[1], 'state', 'cancelled', 'cancelledAt', ARGV[1])
-end
-return state`;
+/**
+ * How long a submission holds its batch without renewing (SubmissionLease renews it every
+ * third of this from the start). A submission that died mid-way is resumed by the next one
+ * after this.
+ */
+const SUBMIT_LEASE_MS = 30_000;
+/** How long a submission waits for another one of the same batch before it gives up (409). */
+const SUBMIT_WAIT_MS = 120_000;
+/** How often a submission that found another one under way looks again. */
+const LEASE_POLL_MS = 50;
 
 type BatchRedis = Redis & {
   moneyqClaimReferences(key: string, batchId: string, ...refs: string[]): Promise<number[]>;
-  moneyqSetRows(key: string, ...fieldsAndValues: string[]): Promise<number>;
-  moneyqBatchQueued(key: string, now: string): Promise<string>;
-  moneyqCancelBatch(key: string, now: string): Promise<string | null>;
 };
 
 /**
@@ -164,17 +149,14 @@ type BatchRedis = Redis & {
 export class Batches {
   readonly #redis: BatchRedis;
   readonly #options: BatchesOptions;
+  readonly #store: BatchStore;
 
   constructor(options: BatchesOptions) {
     const redis = options.connection;
-    if (!("moneyqClaimReferences" in redis)) {
-      redis.defineCommand("moneyqClaimReferences", { numberOfKeys: 1, lua: CLAIM_SCRIPT });
-      redis.defineCommand("moneyqSetRows", { numberOfKeys: 1, lua: ROWS_SCRIPT });
-      redis.defineCommand("moneyqBatchQueued", { numberOfKeys: 1, lua: QUEUED_SCRIPT });
-      redis.defineCommand("moneyqCancelBatch", { numberOfKeys: 1, lua: CANCEL_SCRIPT });
-    }
+    defineScripts(redis, CLAIM_BATCH_REFERENCES);
     this.#redis = redis as BatchRedis;
     this.#options = options;
+    this.#store = new BatchStore(redis, options.prefix);
   }
 
   /**
@@ -186,11 +168,15 @@ export class Batches {
     const { rows, held, issues } = await this.#read(options);
     const batchId = options.batchId ?? this.#batchIdOf(account, options.source.digest());
     const earlier = await this.#heldElsewhere(account, batchId, held);
+    // Any row's key may be held already: by this batch id sent before, or by a job enqueued alone.
+    const reused = await keyReuseIssues(this.#options.producer, { account, batchId, kind }, held);
     let valid: number[] = [];
     for (let i = 0; i < held.length; i += 1) {
       const owner = earlier.get(i);
-      if (owner === undefined) valid.push(i);
-      else issues.push(duplicateIssue(held, i, owner));
+      const reuse = reused.get(i);
+      if (owner !== undefined) issues.push(duplicateIssue(held, i, owner));
+      else if (reuse !== undefined) issues.push(reuse);
+      else valid.push(i);
     }
     issues.sort((a, b) => a.row - b.row);
     const counts = () => {
@@ -202,73 +188,141 @@ export class Batches {
     if (options.dryRun) {
       return { batchId, dryRun: true, created: false, ...counts(), issues, status: undefined };
     }
-    if ((issues.length > 0 && !options.allowPartial) || valid.length === 0)
-      throw new BatchRefusedError(rows, issues);
+    const keys = this.#store.keys(account, batchId);
+    if ((issues.length > 0 && !options.allowPartial) || valid.length === 0) {
+      // A submission that stopped while sending may have enqueued rows already: it is finished,
+      // its rows whose key another request took since then reported, never left half-sent.
+      const interrupted =
+        valid.length > 0 &&
+        issues.every((i) => i.rule.startsWith(KEY_REUSED)) &&
+        (await this.#redis.hget(keys.meta, "state")) === "validating";
+      if (!interrupted) throw new BatchRefusedError(rows, issues);
+    }
 
-    const keys = batchKeys(this.#options.prefix, batchId);
-    const existing = await this.#redis.hget(keys.meta, "state");
-    if (existing !== null && existing !== "validating") {
-      return {
-        batchId,
-        dryRun: false,
-        created: false,
-        ...counts(),
-        issues,
-        status: await this.status(batchId),
-      };
+    const token = randomUUID();
+    const digest = options.source.digest();
+    const meta = {
+      id: batchId,
+      account,
+      kind,
+      state: "validating",
+      rows,
+      digest,
+      createdAt: new Date().toISOString(),
+      done: 0,
+      ...Object.fromEntries(RESULT_KINDS.map((k) => [`n:${k}`, 0])),
+      ...countFields(counts()),
+    };
+    const begun = await this.#begin(account, batchId, token, digest, meta, options.signal);
+    if (begun === "submitted") {
+      const status = await this.status(account, batchId);
+      return { batchId, dryRun: false, created: false, ...counts(), issues, status };
     }
-    const raced = await this.#claim(account, batchId, held, valid);
-    if (raced.size > 0) {
-      for (const i of valid)
-        if (raced.has(i)) issues.push(duplicateIssue(held, i, "another batch"));
-      valid = valid.filter((i) => !raced.has(i));
-      issues.sort((a, b) => a.row - b.row);
-      if (!options.allowPartial || valid.length === 0) {
-        await this.#release(account, held, valid);
-        throw new BatchRefusedError(rows, issues);
+    const lease = new SubmissionLease(this.#redis, keys.submitting, token, this.#leaseMs);
+    try {
+      if (begun === "resumed") await this.#redis.hset(keys.meta, countFields(counts()));
+      const raced = await this.#claim(account, batchId, held, valid);
+      if (raced.size > 0) {
+        for (const i of valid)
+          if (raced.has(i)) issues.push(duplicateIssue(held, i, "another batch"));
+        valid = valid.filter((i) => !raced.has(i));
+        issues.sort((a, b) => a.row - b.row);
+        if (!options.allowPartial || valid.length === 0) {
+          await this.#release(account, held, valid);
+          if (begun === "created") await this.#redis.del(keys.meta, keys.rows);
+          throw new BatchRefusedError(rows, issues);
+        }
+        await this.#redis.hset(keys.meta, countFields(counts()));
       }
+      await this.#writeIssueLines(keys.rows, issues);
+      const target = { kind, account, batchId, token };
+      // A key taken by another request since the check: that row is an issue, the others go on.
+      const refused = await this.#sendAll(target, held, valid, lease);
+      if (refused.length > 0) {
+        issues.push(...refused);
+        const rowsRefused = new Set(refused.map((i) => i.row));
+        valid = valid.filter((i) => !rowsRefused.has(held.row(i)));
+        issues.sort((a, b) => a.row - b.row);
+      }
+      const queued = await this.#store.queued(account, batchId, token);
+      if (queued === "lost") throw new BatchSubmissionBusyError(batchId, "taken_over");
+    } finally {
+      await lease.release();
     }
-    const summary = counts();
-    if (existing === null) {
-      await this.#redis.hset(keys.meta, {
-        id: batchId,
-        account,
-        kind,
-        state: "validating",
-        rows,
-        accepted: summary.accepted,
-        invalid: summary.invalid,
-        duplicates: summary.duplicates,
-        skipped: summary.invalid + summary.duplicates,
-        done: 0,
-        createdAt: new Date().toISOString(),
-        ...Object.fromEntries(RESULT_KINDS.map((k) => [`n:${k}`, 0])),
-      });
-    }
-    await this.#writeIssueLines(keys.rows, issues);
-    // A few chunks in flight at once: this process serialises the next chunk while Redis runs
-    // the scripts of the last.
-    const inFlight = new Set<Promise<unknown>>();
-    for (let i = 0; i < valid.length; i += SEND_CHUNK) {
-      if (inFlight.size >= SEND_CHUNKS_IN_FLIGHT) await Promise.race(inFlight);
-      const chunk = valid.slice(i, i + SEND_CHUNK);
-      const sent: Promise<unknown> = this.#sendChunk(
-        { kind, account, batchId, rowsKey: keys.rows },
-        held,
-        chunk,
-      ).finally(() => inFlight.delete(sent));
-      inFlight.add(sent);
-    }
-    await Promise.all(inFlight);
-    await this.#redis.moneyqBatchQueued(keys.meta, new Date().toISOString());
     return {
       batchId,
       dryRun: false,
       created: true,
-      ...summary,
+      ...counts(),
       issues,
-      status: await this.status(batchId),
+      status: await this.status(account, batchId),
     };
+  }
+
+  get #leaseMs(): number {
+    return this.#options.submitLeaseMs ?? SUBMIT_LEASE_MS;
+  }
+
+  /**
+   * Begins a submission (BatchStore.begin). While another submission of the batch holds it,
+   * waits, at most `submitWaitMs` and only while `signal` is not aborted: that one's outcome
+   * (enqueued, refused, or died and left to resume) decides this one's.
+   */
+  async #begin(
+    account: string,
+    batchId: string,
+    token: string,
+    digest: string,
+    meta: Record<string, string | number>,
+    signal: AbortSignal | undefined,
+  ): Promise<"submitted" | "created" | "resumed"> {
+    const deadline = Date.now() + (this.#options.submitWaitMs ?? SUBMIT_WAIT_MS);
+    const lease = { token, ms: this.#leaseMs };
+    for (;;) {
+      const begun = await this.#store.begin(account, batchId, lease, digest, meta);
+      if (begun === "reused") throw new BatchIdReusedError(String(meta.id));
+      if (begun !== "busy") return begun;
+      if (Date.now() >= deadline || signal?.aborted)
+        throw new BatchSubmissionBusyError(String(meta.id), "waited");
+      await new Promise((resolve) => setTimeout(resolve, LEASE_POLL_MS));
+    }
+  }
+
+  /**
+   * Enqueues the accepted rows, a few chunks in flight; answers the rows refused because their
+   * key holds another request. Stops, throwing BatchSubmissionBusyError, once the lease is lost:
+   * another submission took the batch over.
+   */
+  async #sendAll(
+    batch: BatchTarget,
+    held: Held,
+    valid: readonly number[],
+    lease: SubmissionLease,
+  ): Promise<RowIssue[]> {
+    const refused: RowIssue[] = [];
+    // A few chunks in flight at once: this process serialises the next chunk while Redis runs
+    // the scripts of the last.
+    const inFlight = new Set<Promise<unknown>>();
+    let stopped: { error: unknown } | undefined;
+    try {
+      for (let i = 0; i < valid.length; i += SEND_CHUNK) {
+        if (inFlight.size >= SEND_CHUNKS_IN_FLIGHT) await Promise.race(inFlight);
+        if (lease.lost) throw new BatchSubmissionBusyError(batch.batchId, "taken_over");
+        const chunk = valid.slice(i, i + SEND_CHUNK);
+        const sent: Promise<unknown> = this.#sendChunk(batch, held, chunk)
+          .then((issues) => refused.push(...issues))
+          .finally(() => inFlight.delete(sent));
+        inFlight.add(sent);
+      }
+    } catch (error) {
+      stopped = { error };
+    }
+    // Every chunk under way settles before the submission answers (or releases its lease).
+    const settled = await Promise.allSettled(inFlight);
+    if (stopped) throw stopped.error;
+    const failed = settled.find((r) => r.status === "rejected");
+    if (failed) throw failed.reason;
+    return refused;
   }
 
   /** Reads and validates every row; the accepted ones are held, keyed later by batch id. */
@@ -322,17 +376,12 @@ export class Batches {
     return { rows, held, issues };
   }
 
-  /** Keys a chunk of held rows, records their report lines and enqueues them. */
-  async #sendChunk(
-    batch: {
-      readonly kind: BatchKind;
-      readonly account: string;
-      readonly batchId: string;
-      readonly rowsKey: string;
-    },
-    held: Held,
-    chunk: readonly number[],
-  ): Promise<void> {
+  /**
+   * Keys a chunk of held rows, records their report lines and enqueues them. A row whose key
+   * holds another request by now is not enqueued: its line and the counters say invalid, and
+   * its issue is answered.
+   */
+  async #sendChunk(batch: BatchTarget, held: Held, chunk: readonly number[]): Promise<RowIssue[]> {
     const { account, batchId } = batch;
     const kind = BATCH_KINDS[batch.kind].jobKind;
     const envelopes: JobEnvelope[] = [];
@@ -361,13 +410,27 @@ export class Batches {
         } satisfies ReportLine),
       );
     }
-    await this.#redis.moneyqSetRows(batch.rowsKey, ...lines);
-    await this.#options.producer.enqueueEnvelopes(envelopes);
+    if (!(await this.#store.setRows(account, batchId, batch.token, lines)))
+      throw new BatchSubmissionBusyError(batchId, "taken_over");
+    const { reused } = await this.#options.producer.enqueueUnlessReused(envelopes);
+    const issues = reused.map((j) => keyReuseIssue(envelopes[j] as JobEnvelope));
+    if (issues.length > 0) {
+      const keys = this.#store.keys(account, batchId);
+      const n = issues.length;
+      await this.#writeIssueLines(keys.rows, issues);
+      await this.#redis
+        .multi()
+        .hincrby(keys.meta, "accepted", -n)
+        .hincrby(keys.meta, "invalid", n)
+        .hincrby(keys.meta, "skipped", n)
+        .exec();
+    }
+    return issues;
   }
 
-  /** The batch's state and counters; BatchNotFoundError if there is none. */
-  async status(batchId: string): Promise<BatchStatus> {
-    const meta = await this.#redis.hgetall(batchKeys(this.#options.prefix, batchId).meta);
+  /** The state and counters of the account's batch; BatchNotFoundError if it has none. */
+  async status(account: string, batchId: string): Promise<BatchStatus> {
+    const meta = await this.#store.meta(account, batchId);
     if (meta.id === undefined) throw new BatchNotFoundError(batchId);
     const n = (field: string) => Number(meta[field] ?? 0);
     const accepted = n("accepted");
@@ -397,19 +460,43 @@ export class Batches {
     };
   }
 
-  /** The batch's account, for access checks; undefined if there is no such batch. */
-  async accountOf(batchId: string): Promise<string | undefined> {
-    const account = await this.#redis.hget(
-      batchKeys(this.#options.prefix, batchId).meta,
-      "account",
-    );
-    return account ?? undefined;
+  /**
+   * The account whose batch `batchId` is, among `accounts` (the caller's, or the one it named):
+   * BatchNotFoundError if none has it (another account's batch is never found), and
+   * BatchAmbiguousError if several do.
+   */
+  async accountOf(batchId: string, accounts: readonly string[]): Promise<string> {
+    const found = await this.accountsWith(batchId, accounts);
+    if (found.length === 0) throw new BatchNotFoundError(batchId);
+    if (found.length > 1) throw new BatchAmbiguousError(batchId, found);
+    return found[0] as string;
+  }
+
+  /** Which of `accounts` have a batch `batchId`, in their order. */
+  async accountsWith(batchId: string, accounts: readonly string[]): Promise<string[]> {
+    if (accounts.length === 0) return [];
+    const pipeline = this.#redis.pipeline();
+    for (const account of accounts) pipeline.exists(this.#store.keys(account, batchId).meta);
+    const found = (await pipeline.exec()) ?? [];
+    return accounts.filter((_, i) => found[i]?.[1] === 1);
   }
 
   /** Every row's report line, in row order, read in chunks. */
-  async *report(batchId: string): AsyncGenerator<ReportLine> {
-    const { rows } = await this.status(batchId);
-    const key = batchKeys(this.#options.prefix, batchId).rows;
+  async *report(account: string, batchId: string): AsyncGenerator<ReportLine> {
+    yield* await this.openReport(account, batchId);
+  }
+
+  /**
+   * The report's lines, as `report`, but the batch is looked up first: BatchNotFoundError is
+   * thrown here, before a caller starts to stream the lines.
+   */
+  async openReport(account: string, batchId: string): Promise<AsyncGenerator<ReportLine>> {
+    const { rows } = await this.status(account, batchId);
+    return this.#reportLines(account, batchId, rows);
+  }
+
+  async *#reportLines(account: string, batchId: string, rows: number): AsyncGenerator<ReportLine> {
+    const key = this.#store.keys(account, batchId).rows;
     for (let start = 1; start <= rows; start += CHUNK) {
       const fields = Array.from({ length: Math.min(CHUNK, rows - start + 1) }, (_, i) =>
         String(start + i),
@@ -423,17 +510,13 @@ export class Batches {
    * Cancels a batch: marks it cancelled (a job not yet sent then never is), removes its
    * waiting and delayed jobs, and records `cancelled` as their result.
    */
-  async cancel(batchId: string): Promise<CancelReport> {
-    const keys = batchKeys(this.#options.prefix, batchId);
-    const before = await this.#redis.moneyqCancelBatch(keys.meta, new Date().toISOString());
-    if (before === null) throw new BatchNotFoundError(batchId);
-    if (!["validating", "queued", "running"].includes(before))
-      throw new BatchNotCancellableError(batchId, before);
-    const status = await this.status(batchId);
+  async cancel(account: string, batchId: string): Promise<CancelReport> {
+    await this.#store.cancel(account, batchId);
+    const status = await this.status(account, batchId);
     let cancelled = 0;
     let inFlight = 0;
     let finished = 0;
-    for await (const line of this.report(batchId)) {
+    for await (const line of this.report(account, batchId)) {
       if (
         line.idempotencyKey === undefined ||
         line.result === "invalid" ||
@@ -467,7 +550,13 @@ export class Batches {
         cancelled += 1;
       } else inFlight += 1;
     }
-    return { batchId, cancelled, inFlight, finished, status: await this.status(batchId) };
+    return {
+      batchId,
+      cancelled,
+      inFlight,
+      finished,
+      status: await this.status(account, batchId),
+    };
   }
 
   #batchIdOf(account: string, digest: string): string {
@@ -475,7 +564,7 @@ export class Batches {
   }
 
   #refsKey(account: string): string {
-    return `${this.#options.prefix}:refs:${account}`;
+    return batchReferencesKey(this.#options.prefix, account);
   }
 
   /** Held rows (by index) whose reference an earlier batch of the account holds, with its id. */
@@ -539,6 +628,16 @@ export class Batches {
       if (args.length > 0) await this.#redis.hset(key, ...args);
     }
   }
+}
+
+/** The meta's counters of a submission's counts. */
+function countFields(c: { accepted: number; invalid: number; duplicates: number }) {
+  return {
+    accepted: c.accepted,
+    invalid: c.invalid,
+    duplicates: c.duplicates,
+    skipped: c.invalid + c.duplicates,
+  };
 }
 
 function duplicateIssue(held: Held, index: number, holder: string): RowIssue {

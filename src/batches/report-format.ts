@@ -1,4 +1,4 @@
-import type { ReportLine } from "../results/results-store.js";
+import type { ReportLine } from "../results/report-line.js";
 
 const COLUMNS = [
   "row",
@@ -10,9 +10,17 @@ const COLUMNS = [
   "error",
 ] as const;
 
-/** RFC 4180: a cell with a comma, quote or line break is quoted, quotes doubled. */
+/** A text cell starting with one of these is a formula to a spreadsheet. */
+const FORMULA_START = /^[=+\-@\t\r]/;
+
+/**
+ * RFC 4180: a cell with a comma, quote or line break is quoted, quotes doubled. A text cell
+ * that a spreadsheet would run as a formula (=, +, -, @, tab, carriage return first) gets a
+ * leading ' so that it shows as text (OWASP's advice on CSV injection).
+ */
 function cell(value: string | number | undefined): string {
-  const text = value === undefined ? "" : String(value);
+  let text = value === undefined ? "" : String(value);
+  if (typeof value === "string" && FORMULA_START.test(text)) text = `'${text}`;
   return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 

@@ -1,4 +1,6 @@
+import { decimalTextRule } from "../contract/exact-money.js";
 import type { FieldIssue } from "../contract/field-issues.js";
+import { parseJsonText } from "../contract/json-text.js";
 import type { JobInput } from "../queues/job-envelope.js";
 import type { RowIssue } from "./batch-errors.js";
 import { BATCH_KINDS, type BatchColumn, type BatchKind } from "./batch-kinds.js";
@@ -84,16 +86,22 @@ function convert(
   cell: unknown,
 ): { ok: true; value: unknown } | { ok: false; rule: string } {
   if (column.type === "number" && typeof cell === "string") {
-    return DECIMAL.test(cell)
-      ? { ok: true, value: Number(cell) }
-      : { ok: false, rule: "must be a number (digits, optional decimal point)" };
+    if (!DECIMAL.test(cell))
+      return { ok: false, rule: "must be a number (digits, optional decimal point)" };
+    // The cell is the amount's decimal form: digits a double would round away are refused.
+    const rule = decimalTextRule(cell);
+    return rule ? { ok: false, rule } : { ok: true, value: Number(cell) };
   }
   if (column.type === "json" && typeof cell === "string") {
-    try {
-      return { ok: true, value: JSON.parse(cell) };
-    } catch {
-      return { ok: false, rule: "must be a JSON object" };
-    }
+    const parsed = parseJsonText(cell);
+    if (parsed.ok) return { ok: true, value: parsed.value };
+    const where = parsed.problem.path.join(".");
+    return {
+      ok: false,
+      rule: parsed.problem.rule.startsWith("not valid JSON")
+        ? "must be a JSON object"
+        : `${where ? `${where}: ` : ""}${parsed.problem.rule}`,
+    };
   }
   return { ok: true, value: cell };
 }

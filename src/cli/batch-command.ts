@@ -1,10 +1,12 @@
 import { Command, Option } from "commander";
+import { BatchAmbiguousError } from "../batches/batch-errors.js";
 import { BATCH_KIND_NAMES, type BatchKind } from "../batches/batch-kinds.js";
 import { renderReport } from "../batches/report-format.js";
+import { namedOrOnlyAccount } from "../config.js";
 import { CliError } from "./cli-error.js";
 import { EXIT } from "./exit-codes.js";
 import { fileRows } from "./file-rows.js";
-import { withOperator } from "./operator.js";
+import { type Operator, withOperator } from "./operator.js";
 import { runAction } from "./run-action.js";
 import { formatStatus, formatSubmit } from "./summary.js";
 import { waitForBatches } from "./wait-for-batches.js";
@@ -19,10 +21,46 @@ interface SubmitFlags {
   readonly batchId?: string;
 }
 
+const accountOption = () =>
+  new Option(
+    "--account <alias>",
+    "the batch's account (default: the configured account that has a batch of this id)",
+  );
+
+/**
+ * The account whose batch `batchId` is: the named one, or the one configured account that has
+ * a batch of that id (batches belong to their account; the same id may be in several).
+ */
+async function batchAccount(op: Operator, batchId: string, named?: string): Promise<string> {
+  if (named !== undefined) {
+    if (!op.accounts.includes(named))
+      throw new CliError(
+        `--account: no account "${named}" is configured; configured: ${op.accounts.join(", ")}`,
+      );
+    return named;
+  }
+  try {
+    return await op.batches.accountOf(batchId, op.accounts);
+  } catch (error) {
+    if (error instanceof BatchAmbiguousError)
+      throw new CliError(
+        `--account: required (batch ${batchId} exists in ${error.accounts.join(", ")})`,
+      );
+    throw error;
+  }
+}
+
 /** `moneyq batch ...`: submit a batch file, watch it, read its results, cancel it. */
 export function batchCommand(): Command {
   const batch = new Command("batch").description("bulk payout batches from CSV or JSON files");
+  addSubmit(batch);
+  addStatus(batch);
+  addResults(batch);
+  addCancel(batch);
+  return batch;
+}
 
+function addSubmit(batch: Command): void {
   batch
     .command("submit")
     .description(
@@ -57,8 +95,8 @@ export function batchCommand(): Command {
     .action(
       runAction(async (file: string, flags: SubmitFlags) =>
         withOperator(async (op) => {
-          const account = flags.account ?? (op.accounts.length === 1 ? op.accounts[0] : undefined);
-          if (account === undefined || !op.accounts.includes(account))
+          const account = namedOrOnlyAccount(op.accounts, flags.account);
+          if (account === undefined)
             throw new CliError(
               `--account: ${flags.account === undefined ? "required (several accounts are configured)" : `no account "${flags.account}" is configured`}; configured: ${op.accounts.join(", ")}`,
             );
@@ -72,7 +110,11 @@ export function batchCommand(): Command {
           });
           const final =
             flags.wait && !report.dryRun
-              ? (await waitForBatches(op.batches, [report.batchId], { quiet: flags.json }))[0]
+              ? (
+                  await waitForBatches(op.batches, [{ account, batchId: report.batchId }], {
+                    quiet: flags.json,
+                  })
+                )[0]
               : undefined;
           if (flags.json)
             process.stdout.write(
@@ -89,59 +131,71 @@ export function batchCommand(): Command {
         }),
       ),
     );
+}
 
-  batch
-    .command("status")
-    .description("a batch's state, counts per result and progress")
+/** `moneyq batch <name> <batch-id> [--account <alias>]`: a command on one batch. */
+function batchIdCommand(batch: Command, name: string, description: string): Command {
+  return batch
+    .command(name)
+    .description(description)
     .argument("<batch-id>")
+    .addOption(accountOption());
+}
+
+/** The action of a batch-id command: `act` runs with an operator and the batch's account. */
+function onBatch<F extends { account?: string }>(
+  act: (op: Operator, account: string, batchId: string, flags: F) => Promise<number>,
+) {
+  return runAction(async (batchId: string, flags: F) =>
+    withOperator(async (op) =>
+      act(op, await batchAccount(op, batchId, flags.account), batchId, flags),
+    ),
+  );
+}
+
+function addStatus(batch: Command): void {
+  batchIdCommand(batch, "status", "a batch's state, counts per result and progress")
     .option("--json", "print the status as JSON", false)
     .action(
-      runAction(async (batchId: string, flags: { json: boolean }) =>
-        withOperator(async (op) => {
-          const status = await op.batches.status(batchId);
-          process.stdout.write(
-            flags.json ? `${JSON.stringify(status)}\n` : `${formatStatus(status)}\n`,
-          );
-          return EXIT.ok;
-        }),
-      ),
+      onBatch<{ json: boolean; account?: string }>(async (op, account, batchId, flags) => {
+        const status = await op.batches.status(account, batchId);
+        process.stdout.write(
+          flags.json ? `${JSON.stringify(status)}\n` : `${formatStatus(status)}\n`,
+        );
+        return EXIT.ok;
+      }),
     );
+}
 
-  batch
-    .command("results")
-    .description("the batch's results report on stdout, one line per row")
-    .argument("<batch-id>")
+function addResults(batch: Command): void {
+  batchIdCommand(batch, "results", "the batch's results report on stdout, one line per row")
     .addOption(
       new Option("--format <format>", "report format").choices(["csv", "jsonl"]).default("csv"),
     )
     .action(
-      runAction(async (batchId: string, flags: { format: "csv" | "jsonl" }) =>
-        withOperator(async (op) => {
-          await op.batches.status(batchId);
-          for await (const text of renderReport(op.batches.report(batchId), flags.format))
+      onBatch<{ format: "csv" | "jsonl"; account?: string }>(
+        async (op, account, batchId, flags) => {
+          await op.batches.status(account, batchId);
+          for await (const text of renderReport(op.batches.report(account, batchId), flags.format))
             process.stdout.write(text);
           return EXIT.ok;
-        }),
+        },
       ),
     );
+}
 
-  batch
-    .command("cancel")
-    .description("cancel a batch: its jobs not yet sent end `cancelled`")
-    .argument("<batch-id>")
+function addCancel(batch: Command): void {
+  batchIdCommand(batch, "cancel", "cancel a batch: its jobs not yet sent end `cancelled`")
     .option("--json", "print the report as JSON", false)
     .action(
-      runAction(async (batchId: string, flags: { json: boolean }) =>
-        withOperator(async (op) => {
-          const report = await op.batches.cancel(batchId);
-          process.stdout.write(
-            flags.json
-              ? `${JSON.stringify(report)}\n`
-              : `batch ${batchId} cancelled: ${report.cancelled} jobs removed before sending, ${report.inFlight} in flight (cancelled if not yet sent), ${report.finished} had already finished\n`,
-          );
-          return EXIT.ok;
-        }),
-      ),
+      onBatch<{ json: boolean; account?: string }>(async (op, account, batchId, flags) => {
+        const report = await op.batches.cancel(account, batchId);
+        process.stdout.write(
+          flags.json
+            ? `${JSON.stringify(report)}\n`
+            : `batch ${batchId} cancelled: ${report.cancelled} jobs removed before sending, ${report.inFlight} in flight (cancelled if not yet sent), ${report.finished} had already finished\n`,
+        );
+        return EXIT.ok;
+      }),
     );
-  return batch;
 }

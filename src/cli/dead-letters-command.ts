@@ -1,4 +1,5 @@
 import { Command, Option } from "commander";
+import { namedOrOnlyAccount } from "../config.js";
 import { CliError } from "./cli-error.js";
 import { EXIT } from "./exit-codes.js";
 import { intOption } from "./int-option.js";
@@ -6,9 +7,8 @@ import { type Operator, withOperator } from "./operator.js";
 import { runAction } from "./run-action.js";
 
 function accountOf(op: Operator, named: string | undefined): string {
-  const account = named ?? (op.accounts.length === 1 ? op.accounts[0] : undefined);
-  if (account === undefined || !op.accounts.includes(account))
-    throw new CliError(`--account: give one of ${op.accounts.join(", ")}`);
+  const account = namedOrOnlyAccount(op.accounts, named);
+  if (account === undefined) throw new CliError(`--account: give one of ${op.accounts.join(", ")}`);
   return account;
 }
 

@@ -7,11 +7,13 @@ import { fileURLToPath } from "node:url";
 import type { BatchKind } from "../batches/batch-kinds.js";
 import type { BatchStatus } from "../batches/batches.js";
 import { renderReport } from "../batches/report-format.js";
-import { loadConfig } from "../config.js";
+import { embeddedUpstream, loadConfig } from "../config.js";
 import { createLogger } from "../logger.js";
-import { EMBEDDED_DEV_TOKEN, type Service, startService } from "../main.js";
-import { createRedis } from "../redis-connection.js";
+import { closeRedis } from "../redis/close.js";
+import { createRedis } from "../redis/connection.js";
+import { everyKeyPattern } from "../redis/keys.js";
 import { RESULT_KINDS } from "../results/job-result.js";
+import { EMBEDDED_DEV_TOKEN, type Service, startService } from "../service/start-service.js";
 import { EXIT } from "./exit-codes.js";
 import { fileRows } from "./file-rows.js";
 import { waitForBatches } from "./wait-for-batches.js";
@@ -49,9 +51,13 @@ function summaryTable(statuses: readonly BatchStatus[]): string {
     .join("\n");
 }
 
-async function writeReport(service: Service, batchId: string, path: string): Promise<void> {
+async function writeReport(service: Service, status: BatchStatus, path: string): Promise<void> {
   const out = createWriteStream(path);
-  for await (const text of renderReport(service.batches.report(batchId), "csv")) out.write(text);
+  for await (const text of renderReport(
+    service.batches.report(status.account, status.batchId),
+    "csv",
+  ))
+    out.write(text);
   await new Promise<void>((resolve, reject) =>
     out.end((error?: Error | null) => (error ? reject(error) : resolve())),
   );
@@ -59,15 +65,15 @@ async function writeReport(service: Service, batchId: string, path: string): Pro
 
 /** Deletes the demo's keys from a Redis that outlives it. */
 async function purge(url: string, prefix: string): Promise<void> {
-  const redis = createRedis(url);
+  const redis = createRedis(url, createLogger("warn", process.stderr), "demo cleanup");
   try {
     for await (const keys of redis.scanStream({
-      match: `${prefix}:*`,
+      match: everyKeyPattern(prefix),
       count: 1000,
     }) as AsyncIterable<string[]>)
       if (keys.length > 0) await redis.unlink(...keys);
   } finally {
-    await redis.quit().catch(() => redis.disconnect());
+    await closeRedis(redis);
   }
 }
 
@@ -89,11 +95,11 @@ export async function runDemo(flags: { reportDir?: string }): Promise<number> {
   try {
     err(service.startupMessage);
     err(
-      `API ${service.apiUrl} (token ${config.paymentsApiUrl === undefined ? EMBEDDED_DEV_TOKEN : "from MONEYQ_API_TOKENS"})`,
+      `API ${service.apiUrl} (token ${embeddedUpstream(config) ? EMBEDDED_DEV_TOKEN : "from MONEYQ_API_TOKENS"})`,
     );
     err(`metrics while it runs: ${service.apiUrl}/metrics`);
     const account = service.accounts[0]?.alias as string;
-    const submitted: string[] = [];
+    const submitted: { account: string; batchId: string }[] = [];
     for (const batch of DEMO_BATCHES) {
       const report = await service.batches.submit({
         account,
@@ -103,14 +109,14 @@ export async function runDemo(flags: { reportDir?: string }): Promise<number> {
       err(
         `batch ${report.batchId}: ${report.accepted} ${batch.kind} rows from examples/${batch.file}`,
       );
-      submitted.push(report.batchId);
+      submitted.push({ account, batchId: report.batchId });
     }
     const statuses = await waitForBatches(service.batches, submitted);
     const dir = flags.reportDir ?? (await mkdtemp(join(tmpdir(), "moneyq-demo-")));
     const reports: string[] = [];
     for (const status of statuses) {
       const path = join(dir, `${status.kind}-results.csv`);
-      await writeReport(service, status.batchId, path);
+      await writeReport(service, status, path);
       reports.push(path);
     }
     const out = (line: string) => process.stdout.write(`${line}\n`);

@@ -1,16 +1,15 @@
-import { Batches } from "../batches/batches.js";
-import { type Config, DEFAULT_ACCOUNT_ALIAS } from "../config.js";
-import { pingRedis } from "../embedded/private-redis.js";
-import { redactUrl } from "../embedded/redact-url.js";
-import { DeadLetters } from "../queues/dead-letters.js";
-import { Producer } from "../queues/producer.js";
-import { createRedis } from "../redis-connection.js";
-import { ResultsStore } from "../results/results-store.js";
+import { migrateLegacyBatchKeys } from "../batches/legacy-batch-keys.js";
+import type { Config } from "../config.js";
+import { createLogger } from "../logger.js";
+import { closeRedis } from "../redis/close.js";
+import { createRedis } from "../redis/connection.js";
+import { pingRedis } from "../redis/private-redis.js";
+import { redactUrl } from "../redis/redact-url.js";
+import { openParts, type SharedParts } from "../service/open-parts.js";
 import { CliError } from "./cli-error.js";
-import type { Operator } from "./operator.js";
 
-/** Connects an operator to the configured Redis; `close()` lets go of it. */
-export async function openOperator(config: Config): Promise<Operator & { close(): Promise<void> }> {
+/** Connects the operator commands to the configured Redis; `close()` lets go of it. */
+export async function openOperator(config: Config): Promise<SharedParts> {
   try {
     await pingRedis(config.redisUrl);
   } catch (error) {
@@ -19,36 +18,19 @@ export async function openOperator(config: Config): Promise<Operator & { close()
         "set REDIS_URL to the Redis of your running moneyq service",
     );
   }
-  const connection = createRedis(config.redisUrl);
-  const accounts =
-    config.paymentsApiUrl === undefined
-      ? [DEFAULT_ACCOUNT_ALIAS]
-      : config.accounts.map((a) => a.alias);
-  const producer = new Producer({
-    connection,
-    prefix: config.redisPrefix,
-    accounts,
-    maxAttempts: config.pipeline.maxAttempts,
-    retentionMs: config.pipeline.retentionMs,
-  });
-  const results = new ResultsStore(connection, {
-    prefix: config.redisPrefix,
-    retentionMs: config.pipeline.retentionMs,
-    maxLen: config.pipeline.resultsMaxLen,
-  });
-  const batches = new Batches({ connection, prefix: config.redisPrefix, producer, results });
-  const deadLetters = new DeadLetters(connection, config.redisPrefix, results);
+  // Its commands wait through an outage: the operator sees why on stderr, never on stdout.
+  const connection = createRedis(
+    config.redisUrl,
+    createLogger(config.logLevel, process.stderr),
+    "operator",
+  );
+  await migrateLegacyBatchKeys(connection, config.redisPrefix);
+  const parts = openParts(config, connection);
   return {
-    config,
-    connection,
-    accounts,
-    producer,
-    batches,
-    results,
-    deadLetters,
+    ...parts,
     async close() {
-      await producer.close().catch(() => undefined);
-      await connection.quit().catch(() => connection.disconnect());
+      await parts.close().catch(() => undefined);
+      await closeRedis(connection);
     },
   };
 }

@@ -4,6 +4,7 @@ import { deadLettersCommand } from "./dead-letters-command.js";
 import { demoCommand } from "./demo-command.js";
 import { EXIT } from "./exit-codes.js";
 import { healthcheckCommand } from "./healthcheck-command.js";
+import { providerCommand } from "./provider-command.js";
 import { sandboxCommand } from "./sandbox-command.js";
 import { startCommand } from "./start-command.js";
 
@@ -23,7 +24,8 @@ export function buildProgram(): Command {
     .addCommand(deadLettersCommand())
     .addCommand(sandboxCommand())
     .addCommand(demoCommand())
-    .addCommand(healthcheckCommand());
+    .addCommand(healthcheckCommand())
+    .addCommand(providerCommand());
   // addCommand does not pass settings down, so each command (and subcommand) gets them here.
   const all = (c: Command): Command[] => [c, ...c.commands.flatMap(all)];
   for (const command of all(program)) {

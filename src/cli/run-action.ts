@@ -1,12 +1,16 @@
 import {
   BatchFileError,
+  BatchIdReusedError,
   BatchNotCancellableError,
   BatchNotFoundError,
   BatchRefusedError,
+  BatchSubmissionBusyError,
 } from "../batches/batch-errors.js";
 import { ConfigError } from "../config.js";
-import { RedisUnavailableError } from "../embedded/redis-unavailable-error.js";
+import { errorCode } from "../contract/error-code.js";
 import { EnqueueValidationError } from "../queues/enqueue-error.js";
+import { ReplayConflictError } from "../queues/replay-conflict-error.js";
+import { RedisUnavailableError } from "../redis/unavailable-error.js";
 import { CliError } from "./cli-error.js";
 import { EXIT } from "./exit-codes.js";
 import { formatIssues } from "./summary.js";
@@ -26,8 +30,14 @@ function explain(error: unknown): { message: string; code: number } | undefined 
     error instanceof EnqueueValidationError ||
     error instanceof BatchNotFoundError ||
     error instanceof BatchNotCancellableError ||
+    error instanceof BatchIdReusedError ||
+    error instanceof BatchSubmissionBusyError ||
+    error instanceof ReplayConflictError ||
     error instanceof RedisUnavailableError
   )
+    return { message: error.message, code: EXIT.usage };
+  // The service's UnsafeRedisError, matched by code: importing it would load the whole service here.
+  if (error instanceof Error && errorCode(error) === "unsafe_redis")
     return { message: error.message, code: EXIT.usage };
   return undefined;
 }

@@ -1,6 +1,10 @@
 import { Command } from "commander";
+import type { ProviderProfile } from "../provider/profile.js";
 import { SANDBOX_DEFAULTS } from "../sandbox/options.js";
+import { CliError } from "./cli-error.js";
+import { EXIT } from "./exit-codes.js";
 import { intOption } from "./int-option.js";
+import { runAction } from "./run-action.js";
 
 interface SandboxFlags {
   readonly port: number;
@@ -8,6 +12,9 @@ interface SandboxFlags {
   readonly json: boolean;
   readonly seed: number;
   readonly settleDelayMs: number;
+  readonly profile?: string;
+  readonly specMinimal: boolean;
+  readonly rejectRepeatedKeys: boolean;
 }
 
 /** `moneyq sandbox`: the stateful Payments API sandbox on a real port, until SIGINT or SIGTERM. */
@@ -33,27 +40,58 @@ export function sandboxCommand(): Command {
       intOption(0, 86_400_000),
       SANDBOX_DEFAULTS.settleDelayMs,
     )
-    .action(async (flags: SandboxFlags) => {
-      // Loaded when it runs: the rest of the CLI starts without the sandbox's dependencies.
-      const { startSandbox } = await import("../sandbox/start-sandbox.js");
-      const sandbox = await startSandbox({
-        port: flags.port,
-        host: flags.host,
-        seed: flags.seed,
-        settleDelayMs: flags.settleDelayMs,
-      });
-      const { baseUrl, apiKey, controlUrl } = sandbox;
-      if (flags.json) {
-        process.stdout.write(`${JSON.stringify({ baseUrl, apiKey, controlUrl })}\n`);
-      } else {
-        process.stdout.write(
-          `moneyq sandbox listening\n  base URL:    ${baseUrl}\n  API key:     ${apiKey}\n  control API: ${controlUrl}\n`,
-        );
-      }
-      await new Promise<void>((resolve) => {
-        process.once("SIGINT", resolve);
-        process.once("SIGTERM", resolve);
-      });
-      await sandbox.close();
-    });
+    .option(
+      "--profile <file>",
+      "answer in the dialect a provider profile describes (docs/provider-profile.md)",
+    )
+    .option(
+      "--spec-minimal",
+      "answer every operation with only the envelope and an empty data object",
+      false,
+    )
+    .option(
+      "--reject-repeated-keys",
+      "refuse a repeated idempotency key with a 400 instead of replaying the first answer",
+      false,
+    )
+    .action(
+      runAction(async (flags: SandboxFlags) => {
+        if (flags.profile !== undefined && flags.specMinimal)
+          throw new CliError("give --profile or --spec-minimal, not both", EXIT.usage);
+        const profile = flags.profile === undefined ? undefined : await readProfile(flags.profile);
+        // Loaded when it runs: the rest of the CLI starts without the sandbox's dependencies.
+        const { startSandbox } = await import("../sandbox/start-sandbox.js");
+        const sandbox = await startSandbox({
+          port: flags.port,
+          host: flags.host,
+          seed: flags.seed,
+          settleDelayMs: flags.settleDelayMs,
+          ...(profile && { profile }),
+          specMinimal: flags.specMinimal,
+          rejectRepeatedKeys: flags.rejectRepeatedKeys,
+        });
+        const { baseUrl, apiKey, controlUrl } = sandbox;
+        if (flags.json) {
+          process.stdout.write(`${JSON.stringify({ baseUrl, apiKey, controlUrl })}\n`);
+        } else {
+          process.stdout.write(
+            `moneyq sandbox listening\n  base URL:    ${baseUrl}\n  API key:     ${apiKey}\n  control API: ${controlUrl}\n`,
+          );
+        }
+        await new Promise<void>((resolve) => {
+          process.once("SIGINT", resolve);
+          process.once("SIGTERM", resolve);
+        });
+        await sandbox.close();
+        return EXIT.ok;
+      }),
+    );
+}
+
+async function readProfile(file: string): Promise<ProviderProfile> {
+  const { loadProviderProfile } = await import("../provider/load-profile.js");
+  const loaded = loadProviderProfile(file);
+  if (loaded.success) return loaded.profile;
+  const issues = loaded.issues.map((i) => (i.field ? `${i.field}: ${i.rule}` : i.rule));
+  throw new CliError(`--profile ${file}:\n  ${issues.join("\n  ")}`, EXIT.usage);
 }

@@ -1,6 +1,6 @@
 import { Command, Option } from "commander";
 import { loadConfig } from "../config.js";
-import { ROLES, type Role } from "../service-roles.js";
+import { ROLES, type Role } from "../service/roles.js";
 import { runAction } from "./run-action.js";
 
 /** `moneyq start`: the service (API, workers or both) until SIGTERM or SIGINT. */
@@ -15,9 +15,10 @@ export function startCommand(): Command {
     .action(
       runAction(async (flags: { role: Role }) => {
         // Loaded when it runs: the rest of the CLI starts without the service's dependencies.
-        const { closeOnSignals, startService } = await import("../main.js");
-        const service = await startService({ config: loadConfig(), role: flags.role });
-        closeOnSignals(service, service.logger);
+        const { closeOnSignals, startService } = await import("../service/start-service.js");
+        const config = loadConfig();
+        const service = await startService({ config, role: flags.role });
+        closeOnSignals(service, service.logger, config.pipeline.shutdownGraceMs);
         // Runs until a signal; closeOnSignals exits the process.
         await new Promise(() => undefined);
         return undefined;

@@ -10,7 +10,7 @@ export const isOver = (s: BatchStatus) => s.finishedAt !== undefined;
  */
 export async function waitForBatches(
   batches: Batches,
-  batchIds: readonly string[],
+  ids: readonly { readonly account: string; readonly batchId: string }[],
   options: { readonly pollMs?: number; readonly quiet?: boolean } = {},
 ): Promise<BatchStatus[]> {
   const bar = new cliProgress.SingleBar(
@@ -23,7 +23,7 @@ export async function waitForBatches(
     },
     cliProgress.Presets.shades_classic,
   );
-  let statuses = await Promise.all(batchIds.map((id) => batches.status(id)));
+  let statuses = await Promise.all(ids.map((id) => batches.status(id.account, id.batchId)));
   const total = statuses.reduce((n, s) => n + s.accepted, 0);
   const done = () => statuses.reduce((n, s) => n + s.finished, 0);
   const state = () => [...new Set(statuses.map((s) => s.state))].join(", ");
@@ -31,7 +31,7 @@ export async function waitForBatches(
   try {
     while (!statuses.every(isOver)) {
       await new Promise((resolve) => setTimeout(resolve, options.pollMs ?? 250));
-      statuses = await Promise.all(batchIds.map((id) => batches.status(id)));
+      statuses = await Promise.all(ids.map((id) => batches.status(id.account, id.batchId)));
       if (!options.quiet) bar.update(done(), { state: state() });
     }
   } finally {

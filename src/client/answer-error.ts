@@ -1,4 +1,5 @@
 import { ErrorEnvelope } from "../contract/envelope.js";
+import { cutText } from "../provider/bounds.js";
 import {
   PaymentsAuthenticationError,
   type PaymentsError,
@@ -18,15 +19,23 @@ export interface UpstreamAnswer {
   readonly status: number;
   /** Parsed JSON, or the raw text when the body was not JSON. Already redacted. */
   readonly body: unknown;
+  /** The body as parsed, not redacted: read for its code and message, never kept. */
+  readonly readable: unknown;
+  /** Redacts what is taken from `readable`. */
+  readonly redact: (text: string) => string;
   readonly requestId: string | undefined;
   readonly retryAfter: string | undefined;
 }
 
 /** Maps a non-success answer to the error class that says what the caller may do next. */
 export function toAnswerError(answer: UpstreamAnswer): PaymentsError {
-  const envelope = ErrorEnvelope.safeParse(answer.body);
-  const upstreamCode = envelope.success ? envelope.data.code : undefined;
-  const upstreamMessage = envelope.success ? envelope.data.message : undefined;
+  const envelope = ErrorEnvelope.safeParse(answer.readable);
+  const code = envelope.success ? envelope.data.code : undefined;
+  const upstreamCode = code === undefined ? undefined : answer.redact(code);
+  // Cut: the message travels into results and webhooks.
+  const upstreamMessage = envelope.success
+    ? cutText(answer.redact(envelope.data.message))
+    : undefined;
   const init = {
     operation: answer.operation,
     status: answer.status,
@@ -37,8 +46,8 @@ export function toAnswerError(answer: UpstreamAnswer): PaymentsError {
     message: `${answer.operation}: ${upstreamMessage ?? `upstream answered HTTP ${answer.status}`}`,
   };
   const { status } = answer;
-  if (upstreamCode === "idempotency_key_reused") return new PaymentsIdempotencyKeyReusedError(init);
-  if (status === 400 && upstreamCode === "insufficient_funds") {
+  if (code === "idempotency_key_reused") return new PaymentsIdempotencyKeyReusedError(init);
+  if (status === 400 && code === "insufficient_funds") {
     return new PaymentsInsufficientFundsError(init);
   }
   if (status === 401 || status === 403) return new PaymentsAuthenticationError(init);

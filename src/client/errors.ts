@@ -10,7 +10,8 @@ export type PaymentsErrorCode =
   | "server_error"
   | "timeout"
   | "connection_error"
-  | "invalid_response";
+  | "invalid_response"
+  | "invalid_request";
 
 export interface PaymentsErrorInit {
   readonly message: string;
@@ -106,7 +107,50 @@ export class PaymentsConnectionError extends PaymentsError {
   override readonly code: PaymentsErrorCode = "connection_error";
 }
 
+/** A 2xx the provider sent, read only as far as it could be: its effect is certain. */
+export interface DefiniteAnswer {
+  readonly message: string;
+  readonly data: unknown;
+  /** Why `data` cannot be read (too large, not an object), when it cannot. */
+  readonly unreadable?: string | undefined;
+}
+
 /** An answer that is not the spec's envelope (not JSON, wrong shape, unexpected status). */
 export class PaymentsResponseError extends PaymentsError {
   override readonly code: PaymentsErrorCode = "invalid_response";
+  /**
+   * Set when the answer was a 2xx saying `success: true` (or too large to tell) in a body that
+   * is otherwise not the spec's envelope: the request had its effect and must not be resent.
+   */
+  readonly definiteAnswer: DefiniteAnswer | undefined;
+  constructor(init: PaymentsErrorInit & { readonly definiteAnswer?: DefiniteAnswer }) {
+    super(init);
+    this.definiteAnswer = init.definiteAnswer;
+  }
+}
+
+/**
+ * The request could not be sent as built (a header or path value no HTTP request can carry).
+ * It never left this machine, and sending it again cannot help: never retried.
+ */
+export class PaymentsInvalidRequestError extends PaymentsError {
+  override readonly code: PaymentsErrorCode = "invalid_request";
+  /** The input that cannot be sent, for example `idempotencyKey`. */
+  readonly field: string;
+  /** What the field must be. */
+  readonly rule: string;
+  constructor(
+    init: Omit<PaymentsErrorInit, "message" | "mayHaveReachedServer"> & {
+      readonly field: string;
+      readonly rule: string;
+    },
+  ) {
+    super({
+      ...init,
+      mayHaveReachedServer: false,
+      message: `${init.operation}: ${init.field}: ${init.rule} (the request was not sent)`,
+    });
+    this.field = init.field;
+    this.rule = init.rule;
+  }
 }

@@ -1,6 +1,7 @@
 export * from "./errors.js";
 export { CLIENT_DEFAULTS, type PaymentsClientOptions } from "./options.js";
 export {
+  type EnvelopeAnswer,
   type OperationData,
   type OperationInput,
   type OperationMethods,

@@ -1,4 +1,5 @@
 import type { Dispatcher } from "undici";
+import type { ProviderProfile } from "../provider/profile.js";
 
 export interface PaymentsClientOptions {
   /** The provider's base address; must end with `/v1` (spec 9). */
@@ -19,6 +20,8 @@ export interface PaymentsClientOptions {
   readonly userAgent?: string;
   /** Use this dispatcher instead of the client's own Pool; the caller closes it. */
   readonly dispatcher?: Dispatcher;
+  /** How the provider names what the spec leaves unshown (docs/provider-profile.md). Default: ours. */
+  readonly profile?: ProviderProfile;
 }
 
 export const CLIENT_DEFAULTS = Object.freeze({

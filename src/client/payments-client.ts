@@ -1,6 +1,5 @@
 import { type Dispatcher, Pool } from "undici";
 import type { z } from "zod";
-import { successEnvelope } from "../contract/envelope.js";
 import {
   API_KEY_HEADER,
   IDEMPOTENCY_HEADER,
@@ -15,9 +14,20 @@ import {
   operations,
   pathParamNames,
 } from "../contract/operations.js";
+import { DEFAULT_PROVIDER_PROFILE, type ProviderProfile } from "../provider/profile.js";
+import { translateRequest } from "../provider/requests.js";
 import { toAnswerError } from "./answer-error.js";
-import { PaymentsResponseError } from "./errors.js";
+import { type DefiniteAnswer, PaymentsConnectionError, PaymentsResponseError } from "./errors.js";
 import { CLIENT_DEFAULTS, type PaymentsClientOptions } from "./options.js";
+import { SecretRedactor } from "./redact-secret.js";
+import {
+  checkIdempotencyKey,
+  checkPathSegment,
+  checkSendable,
+  HEADER_FIELDS,
+  HEADER_VALUE_RULE,
+  isSendableHeaderValue,
+} from "./request-check.js";
 import { toTransportError } from "./transport-error.js";
 
 type QueryPart<O> = O extends { query: infer Q extends z.ZodType }
@@ -36,7 +46,19 @@ export type OperationInput<O extends OperationSpec> = (O extends {
   (O extends { body: infer B extends z.ZodType } ? { readonly body: z.input<B> } : unknown) &
   (O extends { idempotent: true } ? { readonly idempotencyKey: string } : unknown);
 
+/**
+ * The contract's documented view of an operation's `data` (what our sandbox answers). A
+ * provider chooses its own fields (spec 2.1 shows none): the client returns `data` as
+ * received, so read it through a provider profile, not by trusting this type.
+ */
 export type OperationData<O extends OperationSpec> = z.output<O["data"]>;
+
+/** A 2xx answer as the spec promises it: the envelope's message and its `data` as received. */
+export interface EnvelopeAnswer {
+  readonly message: string;
+  /** The envelope's `data`; `{}` when the provider left it out. */
+  readonly data: unknown;
+}
 
 type InputArgs<O extends OperationSpec> =
   Record<string, never> extends OperationInput<O>
@@ -55,10 +77,6 @@ interface RawInput {
   readonly idempotencyKey?: string;
 }
 
-const ENVELOPES = new Map<OperationId, z.ZodType>(
-  OPERATION_IDS.map((id) => [id, successEnvelope(operations[id].data)]),
-);
-
 /** The typed methods, installed on the prototype from the operation table below. */
 export interface PaymentsClient extends OperationMethods {}
 
@@ -71,24 +89,33 @@ export class PaymentsClient {
   readonly #origin: string;
   readonly #basePath: string;
   readonly #apiKey: string;
+  readonly #redactor: SecretRedactor;
   readonly #dispatcher: Dispatcher;
   readonly #ownsDispatcher: boolean;
   readonly #requestTimeoutMs: number;
   readonly #maxResponseBytes: number;
   readonly #userAgent: string;
+  /** How this client's provider names what the spec leaves unshown. */
+  readonly profile: ProviderProfile;
   #closed: Promise<void> | undefined;
+  #destroyed: Promise<void> | undefined;
 
   constructor(options: PaymentsClientOptions) {
     const url = parseBaseUrl(options.baseUrl);
     if (typeof options.apiKey !== "string" || options.apiKey.length === 0) {
       throw new TypeError("PaymentsClient: apiKey must be a non-empty string");
     }
+    if (!isSendableHeaderValue(options.apiKey)) {
+      throw new TypeError(`PaymentsClient: apiKey ${HEADER_VALUE_RULE}`);
+    }
     this.#origin = url.origin;
     this.#basePath = url.pathname.replace(/\/$/, "");
     this.#apiKey = options.apiKey;
+    this.#redactor = new SecretRedactor(options.apiKey);
     this.#requestTimeoutMs = options.requestTimeoutMs ?? CLIENT_DEFAULTS.requestTimeoutMs;
     this.#maxResponseBytes = options.maxResponseBytes ?? CLIENT_DEFAULTS.maxResponseBytes;
     this.#userAgent = options.userAgent ?? CLIENT_DEFAULTS.userAgent;
+    this.profile = options.profile ?? DEFAULT_PROVIDER_PROFILE;
     this.#ownsDispatcher = options.dispatcher === undefined;
     this.#dispatcher =
       options.dispatcher ??
@@ -101,22 +128,45 @@ export class PaymentsClient {
       });
   }
 
-  /** Calls operation `id`; the typed methods are shorthands for this. */
+  /** Calls operation `id` and returns the answer's `data`; the typed methods are shorthands for this. */
   async call<K extends OperationId>(
     id: K,
     input: OperationInput<Operations[K]>,
   ): Promise<OperationData<Operations[K]>> {
+    return (await this.send(id, input)).data as OperationData<Operations[K]>;
+  }
+
+  /**
+   * Calls operation `id` and returns the whole success envelope. A 2xx is checked only for what
+   * the spec promises (`success`, `message`, `data` an object or absent): it is a definite answer.
+   */
+  async send<K extends OperationId>(
+    id: K,
+    input: OperationInput<Operations[K]>,
+  ): Promise<EnvelopeAnswer> {
+    // A closed pool would fail the request in a way that reads as "may have reached the server".
+    if (this.closed) {
+      throw new PaymentsConnectionError({
+        operation: id,
+        mayHaveReachedServer: false,
+        message: `${id}: the client is closed; the request was not sent`,
+      });
+    }
     const op: OperationSpec = operations[id];
-    const raw = input as RawInput;
+    const raw = {
+      ...(input as RawInput),
+      ...translateRequest(this.profile, id, input as RawInput),
+    };
     const headers: Record<string, string> = {
       [API_KEY_HEADER]: this.#apiKey,
       accept: "application/json",
       "user-agent": this.#userAgent,
     };
     if (op.idempotent) {
-      if (!raw.idempotencyKey) throw new TypeError(`${id}: idempotencyKey is required`);
-      headers[IDEMPOTENCY_HEADER] = raw.idempotencyKey;
+      checkIdempotencyKey(id, raw.idempotencyKey);
+      headers[IDEMPOTENCY_HEADER] = raw.idempotencyKey as string;
     }
+    checkSendable(id, headers, HEADER_FIELDS);
     let body: string | null = null;
     if (op.body) {
       body = JSON.stringify(raw.body ?? {});
@@ -124,11 +174,9 @@ export class PaymentsClient {
     }
     const path = this.#basePath + fillPath(id, op.path, raw.params) + toQueryString(raw.query);
 
-    let status: number;
-    let answerHeaders: Record<string, string | string[] | undefined>;
-    let text: string;
+    let response: Dispatcher.ResponseData;
     try {
-      const response = await this.#dispatcher.request({
+      response = await this.#dispatcher.request({
         origin: this.#origin,
         path,
         method: op.method,
@@ -137,35 +185,70 @@ export class PaymentsClient {
         headersTimeout: this.#requestTimeoutMs,
         bodyTimeout: this.#requestTimeoutMs,
       });
-      status = response.statusCode;
-      answerHeaders = response.headers;
-      text = await readCapped(response.body, this.#maxResponseBytes, id);
     } catch (error) {
-      if (error instanceof PaymentsResponseError) throw error;
       throw toTransportError(error, id);
     }
-    const redacted = this.#redact(text);
-    const parsed = parseJson(redacted);
-    const requestId = firstHeader(answerHeaders[REQUEST_ID_HEADER]);
-    if (status >= 200 && status < 300) {
-      const envelope = (ENVELOPES.get(id) as z.ZodType).safeParse(parsed);
-      if (envelope.success) return (envelope.data as { data: OperationData<Operations[K]> }).data;
-      throw new PaymentsResponseError({
-        operation: id,
-        status,
-        body: parsed,
-        requestId,
-        mayHaveReachedServer: true,
-        message: `${id}: HTTP ${status} but the body is not the expected success envelope`,
-      });
+    const status = response.statusCode;
+    const answerHeaders = response.headers;
+    let text: string;
+    try {
+      text = await readCapped(response.body, this.#maxResponseBytes, id, status);
+    } catch (error) {
+      if (error instanceof PaymentsResponseError) throw error;
+      // The status arrived: whatever failed while reading, the request reached the server.
+      throw toTransportError(error, id, true);
     }
+    // Parsed first, redacted after: the key may occur in the JSON's own syntax. Only the
+    // redacted body, message and data leave this method.
+    const parsed = parseJson(text);
+    const requestId = this.#redactor.header(firstHeader(answerHeaders[REQUEST_ID_HEADER]));
+    if (status >= 200 && status < 300) return this.#success(id, status, text, parsed, requestId);
     throw toAnswerError({
       operation: id,
       status,
-      body: parsed,
+      body: this.#redactor.body(text, parsed),
+      readable: parsed,
+      redact: (value) => this.#redactor.text(value),
       requestId,
       retryAfter: firstHeader(answerHeaders[RETRY_AFTER_HEADER]),
     });
+  }
+
+  /**
+   * A 2xx read for what the spec promises, from the unredacted body; returned redacted. One
+   * saying `success: true` in an otherwise malformed body is still definite: the error says so.
+   */
+  #success(
+    id: OperationId,
+    status: number,
+    text: string,
+    parsed: unknown,
+    requestId: string | undefined,
+  ): EnvelopeAnswer {
+    const answer = readEnvelope(parsed);
+    if (answer) {
+      try {
+        return {
+          message: this.#redactor.text(answer.message),
+          data: this.#redactor.value(answer.data),
+        };
+      } catch {
+        throw responseError(id, status, this.#redactor.text(text), requestId, {
+          message: "",
+          data: {},
+          unreadable: "its data is nested too deeply to read",
+        });
+      }
+    }
+    const body = this.#redactor.body(text, parsed);
+    const said = isObject(parsed) && parsed.success === true;
+    const definiteAnswer = said ? readDefinite(body) : undefined;
+    throw responseError(id, status, body, requestId, definiteAnswer);
+  }
+
+  /** True once close() or destroy() was called: every later call fails without sending. */
+  get closed(): boolean {
+    return this.#closed !== undefined;
   }
 
   /** Closes the client's own connection pool; safe to call more than once. */
@@ -174,8 +257,12 @@ export class PaymentsClient {
     return this.#closed;
   }
 
-  #redact(text: string): string {
-    return text.split(this.#apiKey).join("[REDACTED]");
+  /** Closes at once: requests in flight or waiting for a connection fail. Safe to call more than once. */
+  destroy(): Promise<void> {
+    if (!this.#ownsDispatcher) return Promise.resolve();
+    this.#destroyed ??= this.#dispatcher.destroy().catch(() => undefined);
+    this.#closed ??= this.#destroyed;
+    return this.#destroyed;
   }
 }
 
@@ -209,6 +296,7 @@ function fillPath(id: string, template: string, params: Record<string, unknown> 
     if (typeof value !== "string" || value.length === 0) {
       throw new TypeError(`${id}: path parameter ${name} must be a non-empty string`);
     }
+    checkPathSegment(id, name, value);
     path = path.replace(`{${name}}`, encodeURIComponent(value));
   }
   return path;
@@ -228,6 +316,7 @@ async function readCapped(
   body: AsyncIterable<Buffer> & { destroy(): unknown },
   max: number,
   operation: string,
+  status: number,
 ): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
@@ -235,10 +324,20 @@ async function readCapped(
     size += chunk.length;
     if (size > max) {
       body.destroy();
+      // A 2xx is definite whatever its size: its data is unreadable, never a reason to resend.
+      const success = status >= 200 && status < 300;
       throw new PaymentsResponseError({
         operation,
+        status,
         mayHaveReachedServer: true,
-        message: `${operation}: response body larger than ${max} bytes`,
+        message: `${operation}: HTTP ${status} with a body larger than ${max} bytes`,
+        ...(success && {
+          definiteAnswer: {
+            message: "",
+            data: {},
+            unreadable: `its body is larger than ${max} bytes`,
+          },
+        }),
       });
     }
     chunks.push(chunk);
@@ -253,6 +352,47 @@ function parseJson(text: string): unknown {
   } catch {
     return text;
   }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+/** Spec 2.1's success envelope, and nothing more: `data` is the provider's to shape. */
+function readEnvelope(parsed: unknown): EnvelopeAnswer | undefined {
+  if (!isObject(parsed)) return undefined;
+  const { success, message, data } = parsed;
+  if (success !== true || typeof message !== "string") return undefined;
+  if (data === undefined) return { message, data: {} };
+  if (!isObject(data)) return undefined;
+  return { message, data };
+}
+
+/** What a malformed `success: true` body (already redacted) still says. */
+function readDefinite(body: unknown): DefiniteAnswer {
+  const { message, data } = isObject(body) ? body : {};
+  return {
+    message: typeof message === "string" ? message : "",
+    data: data ?? {},
+  };
+}
+
+function responseError(
+  operation: string,
+  status: number,
+  body: unknown,
+  requestId: string | undefined,
+  definiteAnswer: DefiniteAnswer | undefined,
+): PaymentsResponseError {
+  return new PaymentsResponseError({
+    operation,
+    status,
+    body,
+    requestId,
+    mayHaveReachedServer: true,
+    message: `${operation}: HTTP ${status} but the body is not the expected success envelope`,
+    ...(definiteAnswer && { definiteAnswer }),
+  });
 }
 
 function firstHeader(value: string | string[] | undefined): string | undefined {

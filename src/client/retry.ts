@@ -1,10 +1,8 @@
 import {
-  PaymentsConnectionError,
+  PaymentsError,
   PaymentsIdempotencyInFlightError,
   PaymentsRateLimitError,
   PaymentsResponseError,
-  PaymentsServerError,
-  PaymentsTimeoutError,
 } from "./errors.js";
 
 export interface RetryPolicy {
@@ -22,19 +20,46 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = Object.freeze({
   maxRetryAfterMs: 300_000,
 });
 
+/** A failure that passes: the same request, sent again with the same key, may succeed. */
+export type TransientFailure =
+  | "server_error"
+  | "timeout"
+  | "connection_error"
+  | "in_flight"
+  | "invalid_response";
+
 /**
- * Whether another attempt with the same idempotency key may succeed.
- * Definite refusals (validation, authentication, not found, key reuse) are final.
+ * The one table of passing failures: a 5xx, a timeout, a broken connection, a key still in
+ * flight, an answer that is not the envelope. The pipeline's classifier reads it too
+ * (processors/classify.ts), so a caller of the client and the workers retry the same errors.
+ * Undefined for a definite refusal (validation, authentication, not found, key reuse, a request
+ * that cannot be sent), for a 429 (a pause, not a failure), for a definite answer (a 2xx saying
+ * `success: true` in a body that is otherwise unreadable: its effect is certain, it is never
+ * sent again) and for what is not the client's.
+ */
+export function transientFailure(error: unknown): TransientFailure | undefined {
+  if (error instanceof PaymentsIdempotencyInFlightError) return "in_flight";
+  if (error instanceof PaymentsResponseError && error.definiteAnswer !== undefined)
+    return undefined;
+  if (!(error instanceof PaymentsError)) return undefined;
+  switch (error.code) {
+    case "server_error":
+    case "timeout":
+    case "connection_error":
+    case "invalid_response":
+      return error.code;
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * Whether another attempt with the same idempotency key may succeed: a passing failure, or a
+ * 429 (after its delay). Definite refusals (validation, authentication, not found, key reuse)
+ * are final.
  */
 export function shouldRetry(error: unknown): boolean {
-  return (
-    error instanceof PaymentsServerError ||
-    error instanceof PaymentsTimeoutError ||
-    error instanceof PaymentsConnectionError ||
-    error instanceof PaymentsRateLimitError ||
-    error instanceof PaymentsIdempotencyInFlightError ||
-    error instanceof PaymentsResponseError
-  );
+  return error instanceof PaymentsRateLimitError || transientFailure(error) !== undefined;
 }
 
 /**

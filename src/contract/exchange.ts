@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { BuyerPaymentMethod, Currency, OrderStatus } from "./enums.js";
-import { isoDateTime, jsonObject, nonEmpty, pathId, positiveAmount } from "./primitives.js";
+import { jsonObject, nonEmpty, pathId, positiveAmount, timestamps } from "./primitives.js";
 
 /** 4.18, 4.19 path */
 export const OfferParams = z.strictObject({ offerId: pathId });
@@ -33,8 +33,7 @@ export const Order = z.looseObject({
   buyerCreditPaymentMethod: BuyerPaymentMethod,
   paymentLinkToken: z.string().optional(),
   failureReason: z.string().optional(),
-  createdAt: isoDateTime,
-  updatedAt: isoDateTime,
+  ...timestamps,
 });
 export type Order = z.infer<typeof Order>;
 

@@ -42,6 +42,8 @@ function ruleOf(issue: z.core.$ZodIssue, value: unknown): string {
   if (value === undefined && issue.code !== "custom") return "required";
   switch (issue.code) {
     case "invalid_type":
+      // 1e400 reads as Infinity: a number, but not one any amount or count can be.
+      if (typeof value === "number" && !Number.isFinite(value)) return "must be a finite number";
       // Query values arrive as text: "abc" for a number is not a number, whatever its type.
       if (typeof value === "string" && issue.expected === "number") return "must be a number";
       if (issue.expected === "int") return "must be a whole number";
@@ -51,6 +53,8 @@ function ruleOf(issue: z.core.$ZodIssue, value: unknown): string {
     case "too_small":
       return boundRule("at least", issue.origin, issue.minimum, issue.inclusive, issue.exact);
     case "invalid_format":
+      // A schema's own message says the rule in words; zod's default shows the pattern.
+      if (issue.message && !issue.message.startsWith("Invalid")) return issue.message;
       return issue.pattern
         ? `must match pattern ${issue.pattern}`
         : `must be a valid ${issue.format}`;

@@ -16,6 +16,13 @@ export const LIMITS = Object.freeze({
   pageSizeMax: 100,
   /** Decisions, not spec: see docs/contract-decisions.md. */
   fiatDecimals: 2,
+  /** The smallest fiat amount: one cent. */
+  fiatMin: 0.01,
+  /** The most significant digits a double holds exactly (an amount with more is refused). */
+  significantDigitsMax: 15,
+  /** Free-form objects (metadata, buyer payment details): nesting and size as JSON. */
+  freeFormDepthMax: 16,
+  freeFormBytesMax: 16 * 1024,
   stableDecimals: 6,
 });
 

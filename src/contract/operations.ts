@@ -39,8 +39,15 @@ import { CreateVirtualAccountBody, CreateWalletBody, VirtualAccount, Wallet } fr
 
 export type HttpMethod = "GET" | "POST";
 
+/** The schemas of a request's path parameters, query and body, for the parts it has. */
+export interface RequestSchemas {
+  readonly params?: z.ZodType;
+  readonly query?: z.ZodType;
+  readonly body?: z.ZodType;
+}
+
 /** One operation of the spec: the one shape that client, sandbox and docs read. */
-export interface OperationSpec {
+export interface OperationSpec extends RequestSchemas {
   /** Spec section, "4.1" to "4.19". */
   readonly section: string;
   readonly method: HttpMethod;
@@ -49,9 +56,6 @@ export interface OperationSpec {
   /** IDEM in the spec: the request must carry an `idempotencykey` header. */
   readonly idempotent: boolean;
   readonly summary: string;
-  readonly params?: z.ZodType;
-  readonly query?: z.ZodType;
-  readonly body?: z.ZodType;
   readonly data: z.ZodType;
 }
 

@@ -1,27 +1,22 @@
 import { z } from "zod";
+import { fiatAmountRule } from "./exact-money.js";
+import { freeFormObject } from "./free-form.js";
 import { LIMITS, STABLE_AMOUNT_PATTERN, TO_ADDRESS_PATTERN } from "./limits.js";
 
-function hasAtMostDecimals(value: number, decimals: number): boolean {
-  const scaled = value * 10 ** decimals;
-  return Math.abs(scaled - Math.round(scaled)) < 1e-6;
-}
+/** Exact money rules on positive amounts (a non-positive one already broke "greater than 0"). */
+const exactMoney = (value: number, ctx: z.core.$RefinementCtx<number>) => {
+  const rule = value > 0 ? fiatAmountRule(value) : undefined;
+  if (rule) ctx.addIssue({ code: "custom", message: rule });
+};
 
-/** A positive fiat amount with at most two decimals (decision: docs/contract-decisions.md). */
-export const positiveAmount = z
-  .number()
-  .gt(0)
-  .refine((v) => hasAtMostDecimals(v, LIMITS.fiatDecimals), {
-    message: `at most ${LIMITS.fiatDecimals} decimal places`,
-  });
+/**
+ * A positive fiat amount: at least 0.01, at most two decimal places and 15 significant
+ * digits, checked on its decimal form (decision: docs/contract-decisions.md).
+ */
+export const positiveAmount = z.number().gt(0).superRefine(exactMoney);
 
 /** Spec 8: the amount maximum of withdrawals and fund wallet. */
-export const limitedAmount = z
-  .number()
-  .gt(0)
-  .max(LIMITS.amountMax)
-  .refine((v) => hasAtMostDecimals(v, LIMITS.fiatDecimals), {
-    message: `at most ${LIMITS.fiatDecimals} decimal places`,
-  });
+export const limitedAmount = z.number().gt(0).max(LIMITS.amountMax).superRefine(exactMoney);
 
 /** Spec 4.4: a decimal string; at most 6 decimals, the tokens' precision (decision). */
 export const stableAmount = z
@@ -37,8 +32,18 @@ export const iso2 = z.string().length(LIMITS.iso2Length);
 export const rateIso2 = z.string().length(LIMITS.rateIso2Length);
 export const narration = z.string().max(LIMITS.narrationMax);
 export const nonEmpty = z.string().min(1);
-/** An identifier in a path segment. */
-export const pathId = z.string().min(1).max(128);
+/**
+ * An identifier in a path segment: visible ASCII without "/", and never "." or ".." (which
+ * would name another path once normalised).
+ */
+export const pathId = z
+  .string()
+  .min(1)
+  .max(128)
+  .regex(/^[\x21-\x2e\x30-\x7e]+$/, {
+    message: "must be visible ASCII characters without '/'",
+  })
+  .refine((v) => v !== "." && v !== "..", { message: "must not be '.' or '..'" });
 
 /** Query values arrive as strings; callers of the client pass numbers. */
 export const queryPositiveNumber = z.coerce.number<number>().gt(0);
@@ -50,5 +55,10 @@ export const queryPageSize = z.coerce
   .max(LIMITS.pageSizeMax);
 
 export const isoDateTime = z.string();
-/** A free-form JSON object (spec 2.4: buyer payment details are "JSON objects"). */
-export const jsonObject = z.record(z.string(), z.unknown());
+/** When a record that changes state (a transaction, an order) was created and last updated. */
+export const timestamps = { createdAt: isoDateTime, updatedAt: isoDateTime };
+/**
+ * A free-form JSON object (spec 2.4: buyer payment details are "JSON objects"), bounded in
+ * nesting and size, without prototype keys (decision).
+ */
+export const jsonObject = freeFormObject();

@@ -6,11 +6,11 @@ import {
   TransactionStatus,
 } from "./enums.js";
 import {
-  isoDateTime,
   pathId,
   queryPage,
   queryPageSize,
   stableAmount,
+  timestamps,
   toAddress,
 } from "./primitives.js";
 
@@ -51,8 +51,7 @@ export const StableTransaction = z.looseObject({
   toAddress: z.string().optional(),
   relatedTransactionId: z.string().optional(),
   failureReason: z.string().optional(),
-  createdAt: isoDateTime,
-  updatedAt: isoDateTime,
+  ...timestamps,
 });
 export type StableTransaction = z.infer<typeof StableTransaction>;
 

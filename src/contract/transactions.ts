@@ -8,7 +8,7 @@ import {
   TransactionType,
 } from "./enums.js";
 import { LIMITS } from "./limits.js";
-import { iso2, isoDateTime, limitedAmount, narration, nonEmpty, pathId } from "./primitives.js";
+import { iso2, limitedAmount, narration, nonEmpty, pathId, timestamps } from "./primitives.js";
 
 /** 4.1 */
 export const WithdrawToBankBody = z.strictObject({
@@ -74,8 +74,7 @@ export const Transaction = z.looseObject({
   /** On a reversal: the transaction it reverses. On a reversed one: its reversal. */
   reversalOf: z.string().optional(),
   reversedBy: z.string().optional(),
-  createdAt: isoDateTime,
-  updatedAt: isoDateTime,
+  ...timestamps,
 });
 export type Transaction = z.infer<typeof Transaction>;
 

@@ -1,6 +1,6 @@
 import Fastify from "fastify";
 import type { Registry } from "prom-client";
-import { listenUrl } from "../listen-url.js";
+import { listenApp } from "../listen-url.js";
 
 export interface MetricsServerOptions {
   readonly registry: Registry;
@@ -27,13 +27,5 @@ export async function startMetricsServer(
     reply.type(options.registry.contentType).send(await options.registry.metrics()),
   );
   app.get("/healthz", async () => ({ status: "ok" }));
-  await app.listen({ host: options.host, port: options.port });
-  let closing: Promise<void> | undefined;
-  return {
-    url: listenUrl(app.server, options.host),
-    close() {
-      closing ??= app.close();
-      return closing;
-    },
-  };
+  return listenApp(app, { host: options.host, port: options.port });
 }

@@ -35,76 +35,73 @@ export function createPipelineMetrics(
   accounts: readonly string[],
 ): PipelineMetrics {
   const registers = [registry];
+  const counter = <L extends string>(name: string, help: string, labelNames: readonly L[]) =>
+    new Counter({ name, help, labelNames, registers });
+  const histogram = <L extends string>(
+    name: string,
+    help: string,
+    labelNames: readonly L[],
+    buckets: number[],
+  ) => new Histogram({ name, help, labelNames, buckets, registers });
   const metrics: PipelineMetrics = {
-    jobsFinished: new Counter({
-      name: "moneyq_jobs_finished_total",
-      help: "Jobs that reached their terminal result; queue is the account's queue.",
-      labelNames: ["queue", "account", "kind", "result"],
-      registers,
-    }),
-    jobErrors: new Counter({
-      name: "moneyq_job_errors_total",
-      help: "Terminal results other than succeeded, by moneyq's stable error code.",
-      labelNames: ["account", "kind", "result", "code"],
-      registers,
-    }),
-    jobDuration: new Histogram({
-      name: "moneyq_job_duration_seconds",
-      help: "Time from enqueue to terminal result.",
-      labelNames: ["account", "kind", "result"],
-      buckets: JOB_BUCKETS,
-      registers,
-    }),
-    jobProcessingDuration: new Histogram({
-      name: "moneyq_job_processing_duration_seconds",
-      help: "Time from the first start of processing to terminal result.",
-      labelNames: ["account", "kind", "result"],
-      buckets: JOB_BUCKETS,
-      registers,
-    }),
-    upstreamRequests: new Counter({
-      name: "moneyq_upstream_requests_total",
-      help: "Requests to the Payments API by operation and status class (2xx, 4xx, 5xx, or error when no answer arrived).",
-      labelNames: ["account", "operation", "status_class"],
-      registers,
-    }),
-    upstreamDuration: new Histogram({
-      name: "moneyq_upstream_request_duration_seconds",
-      help: "Duration of requests to the Payments API.",
-      labelNames: ["account", "operation"],
-      buckets: LATENCY_BUCKETS,
-      registers,
-    }),
-    retries: new Counter({
-      name: "moneyq_job_retries_total",
-      help: "Attempts that will be retried, by reason.",
-      labelNames: ["account", "kind", "reason"],
-      registers,
-    }),
-    rateLimitPauses: new Counter({
-      name: "moneyq_rate_limit_pauses_total",
-      help: "Pauses of an account's processing: source is upstream (a 429) or local (the account's own limit).",
-      labelNames: ["account", "source"],
-      registers,
-    }),
-    rateLimitPauseSeconds: new Counter({
-      name: "moneyq_rate_limit_pause_seconds_total",
-      help: "Total seconds of those pauses.",
-      labelNames: ["account", "source"],
-      registers,
-    }),
-    rateSlotsMissed: new Counter({
-      name: "moneyq_rate_slots_missed_total",
-      help: "Slots of an account's rate given up because the worker woke up too late to use them (an overloaded host).",
-      labelNames: ["account"],
-      registers,
-    }),
-    webhookDeliveries: new Counter({
-      name: "moneyq_webhook_deliveries_total",
-      help: "Webhook delivery attempts: delivered, retry (will try again), failed (gave up) or blocked (address refused).",
-      labelNames: ["outcome"],
-      registers,
-    }),
+    jobsFinished: counter(
+      "moneyq_jobs_finished_total",
+      "Jobs that reached their terminal result; queue is the account's queue.",
+      ["queue", "account", "kind", "result"],
+    ),
+    jobErrors: counter(
+      "moneyq_job_errors_total",
+      "Terminal results other than succeeded, by moneyq's stable error code.",
+      ["account", "kind", "result", "code"],
+    ),
+    jobDuration: histogram(
+      "moneyq_job_duration_seconds",
+      "Time from enqueue to terminal result.",
+      ["account", "kind", "result"],
+      JOB_BUCKETS,
+    ),
+    jobProcessingDuration: histogram(
+      "moneyq_job_processing_duration_seconds",
+      "Time from the first start of processing to terminal result.",
+      ["account", "kind", "result"],
+      JOB_BUCKETS,
+    ),
+    upstreamRequests: counter(
+      "moneyq_upstream_requests_total",
+      "Requests to the Payments API by operation and status class (2xx, 4xx, 5xx, or error when no answer arrived).",
+      ["account", "operation", "status_class"],
+    ),
+    upstreamDuration: histogram(
+      "moneyq_upstream_request_duration_seconds",
+      "Duration of requests to the Payments API.",
+      ["account", "operation"],
+      LATENCY_BUCKETS,
+    ),
+    retries: counter("moneyq_job_retries_total", "Attempts that will be retried, by reason.", [
+      "account",
+      "kind",
+      "reason",
+    ]),
+    rateLimitPauses: counter(
+      "moneyq_rate_limit_pauses_total",
+      "Pauses of an account's processing: source is upstream (a 429) or local (the account's own limit).",
+      ["account", "source"],
+    ),
+    rateLimitPauseSeconds: counter(
+      "moneyq_rate_limit_pause_seconds_total",
+      "Total seconds of those pauses.",
+      ["account", "source"],
+    ),
+    rateSlotsMissed: counter(
+      "moneyq_rate_slots_missed_total",
+      "Slots of an account's rate given up because the worker woke up too late to use them (an overloaded host).",
+      ["account"],
+    ),
+    webhookDeliveries: counter(
+      "moneyq_webhook_deliveries_total",
+      "Webhook delivery attempts: delivered, retry (will try again), failed (gave up) or blocked (address refused).",
+      ["outcome"],
+    ),
   };
   for (const account of accounts) {
     metrics.rateSlotsMissed.inc({ account }, 0);

@@ -2,7 +2,8 @@ import type { Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import { Gauge, type Registry } from "prom-client";
 import type { AccountPauses } from "../queues/account-pauses.js";
-import { backlogKey } from "../results/results-store.js";
+import { LANE_PRIORITY } from "../queues/lanes.js";
+import { backlogKey, bullKeys } from "../redis/keys.js";
 
 export interface RedisMetricsOptions {
   readonly connection: Redis;
@@ -125,13 +126,14 @@ async function read(options: RedisMetricsOptions, at: number): Promise<Reading> 
     connection.xlen(options.resultsStreamKey),
     Promise.all(
       [...queues].map(async ([account, queue]) => {
-        const [counts, oldest, backlog] = await Promise.all([
+        const [all, since, backlog] = await Promise.all([
           queue.getJobCounts(),
-          // Ascending: the job that has waited longest comes first.
-          queue.getJobs(["waiting"], 0, 0, true),
+          oldestWaitingSince(connection, queue),
           connection.zcard(backlogKey(prefix, account)),
         ]);
-        const since = oldest[0]?.timestamp;
+        // A job waiting in a lane (a BullMQ priority) waits all the same.
+        const { prioritized = 0, ...counts } = all;
+        counts.waiting = (counts.waiting ?? 0) + prioritized;
         return { account, queue: queue.name, counts, since, backlog };
       }),
     ),
@@ -148,6 +150,27 @@ async function read(options: RedisMetricsOptions, at: number): Promise<Reading> 
       paused: pausedAccounts.has(q.account),
     })),
   };
+}
+
+/**
+ * When the longest-waiting job was enqueued: the oldest of the wait list's head and of each
+ * lane's head (a lane keeps its jobs in enqueue order).
+ */
+async function oldestWaitingSince(connection: Redis, queue: Queue): Promise<number | undefined> {
+  const prioritized = bullKeys.prioritized(queue.qualifiedName);
+  const [listed, ...heads] = await Promise.all([
+    // Ascending: the job that has waited longest comes first.
+    queue.getJobs(["waiting"], 0, 0, true),
+    ...Object.values(LANE_PRIORITY).map((p) =>
+      connection.zrangebyscore(prioritized, p * 2 ** 32, (p + 1) * 2 ** 32 - 1, "LIMIT", 0, 1),
+    ),
+  ]);
+  const stamps = await Promise.all(
+    heads.flat().map((id) => connection.hget(bullKeys.job(queue.qualifiedName, id), "timestamp")),
+  );
+  const all = [listed[0]?.timestamp, ...stamps.map((t) => (t === null ? undefined : Number(t)))];
+  const known = all.filter((t): t is number => t !== undefined && Number.isFinite(t));
+  return known.length === 0 ? undefined : Math.min(...known);
 }
 
 /** The reading, or undefined if it fails or takes longer than `ms`. */

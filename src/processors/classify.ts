@@ -3,13 +3,13 @@ import {
   PaymentsError,
   PaymentsIdempotencyInFlightError,
   PaymentsIdempotencyKeyReusedError,
+  PaymentsInvalidRequestError,
   PaymentsNotFoundError,
   PaymentsRateLimitError,
   PaymentsValidationError,
 } from "../client/errors.js";
-
-/** Where a job is on its way: submitting, confirming a PENDING answer, or looking up an unknown outcome. */
-export type Phase = "submit" | "confirm" | "reconcile";
+import { type TransientFailure, transientFailure } from "../client/retry.js";
+import type { Phase } from "../queues/job-data.js";
 
 /** What the upstream said, reduced to what decides the next step. */
 export type Outcome =
@@ -18,27 +18,35 @@ export type Outcome =
       readonly state: "succeeded" | "failed" | "pending";
       readonly message?: string;
     }
-  | { readonly type: "error"; readonly error: unknown };
+  | { readonly type: "error"; readonly error: unknown }
+  /** A definite answer (`success: true`) whose data the provider profile could not read. */
+  | { readonly type: "unrecognised"; readonly message: string };
 
 export interface ClassifyContext {
   readonly phase: Phase;
   /** The operation takes an idempotency key, so resending it is safe. */
   readonly idempotent: boolean;
-  /** No submission attempt is left after this one. */
+  /** No submission attempt (reconciling: no lookup) is left after this one. */
   readonly lastAttempt: boolean;
+  /**
+   * Recorded when an earlier attempt failed in a way that may have reached the provider (its
+   * answer was lost): a refusal of the resend is then no proof that nothing was paid.
+   */
+  readonly possiblySent?: boolean;
+  /**
+   * Any earlier attempt, a later phase or a sent mark: the conservative reading, which also
+   * covers jobs that earlier releases ran without recording `possiblySent`.
+   */
+  readonly sentBefore: boolean;
 }
 
-export type RetryReason =
-  | "server_error"
-  | "timeout"
-  | "connection_error"
-  | "in_flight"
-  | "invalid_response"
-  | "unexpected";
+/** Why an attempt is retried: a passing failure of the client's table, or an error of none. */
+export type RetryReason = TransientFailure | "unexpected";
 
 export type Action =
   | { readonly type: "succeed" }
   | { readonly type: "fail"; readonly code: string; readonly message: string }
+  | { readonly type: "reject"; readonly code: string; readonly message: string }
   | { readonly type: "confirm" }
   | { readonly type: "pause_account"; readonly message: string }
   | { readonly type: "rate_limit"; readonly delayMs: number }
@@ -49,20 +57,6 @@ export type Action =
 /** A 429 without Retry-After pauses the account this long. */
 export const DEFAULT_RATE_LIMIT_PAUSE_MS = 1_000;
 
-function retryReason(error: unknown): RetryReason {
-  if (error instanceof PaymentsIdempotencyInFlightError) return "in_flight";
-  if (error instanceof PaymentsError) {
-    if (
-      error.code === "server_error" ||
-      error.code === "timeout" ||
-      error.code === "connection_error"
-    )
-      return error.code;
-    if (error.code === "invalid_response") return "invalid_response";
-  }
-  return "unexpected";
-}
-
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
@@ -72,6 +66,9 @@ function messageOf(error: unknown): string {
  * Pure: it reads the outcome and the job's phase, and names the next step.
  */
 export function classify(outcome: Outcome, ctx: ClassifyContext): Action {
+  // Never resent: the request had its effect, only its description is unreadable.
+  if (outcome.type === "unrecognised")
+    return { type: "needs_reconciliation", code: "unrecognised_answer", message: outcome.message };
   if (outcome.type === "answer") {
     if (outcome.state === "succeeded") return { type: "succeed" };
     if (outcome.state === "pending") return { type: "confirm" };
@@ -82,11 +79,38 @@ export function classify(outcome: Outcome, ctx: ClassifyContext): Action {
     };
   }
   const { error } = outcome;
+  // Nothing left this machine and resending cannot help; but an earlier attempt may have been
+  // sent (a key an older release accepted, a lookup), so only a job never sent is "rejected".
+  if (error instanceof PaymentsInvalidRequestError) {
+    const message = `${error.field}: ${error.rule}; the request was not sent`;
+    if (ctx.phase !== "submit")
+      return { type: "needs_reconciliation", code: error.code, message: `lookup: ${message}` };
+    return ctx.sentBefore
+      ? {
+          type: "needs_reconciliation",
+          code: error.code,
+          message: `${message}, but an earlier attempt may have been`,
+        }
+      : { type: "reject", code: error.code, message };
+  }
   if (error instanceof PaymentsRateLimitError) {
     return { type: "rate_limit", delayMs: error.retryAfterMs ?? DEFAULT_RATE_LIMIT_PAUSE_MS };
   }
   if (error instanceof PaymentsAuthenticationError)
     return { type: "pause_account", message: error.message };
+  // A refusal of a resend says nothing of an earlier attempt that may have had its effect (a
+  // provider refusing a repeated key, a balance the first send spent): never `failed`.
+  const refusal =
+    error instanceof PaymentsValidationError ||
+    error instanceof PaymentsIdempotencyKeyReusedError ||
+    (error instanceof PaymentsNotFoundError && ctx.phase !== "confirm");
+  if (refusal && (ctx.possiblySent === true || ctx.phase !== "submit")) {
+    return {
+      type: "needs_reconciliation",
+      code: "outcome_unknown",
+      message: `an earlier attempt may have reached the provider, which now refuses: ${messageOf(error)}`,
+    };
+  }
   if (error instanceof PaymentsIdempotencyKeyReusedError) {
     return { type: "fail", code: error.code, message: error.message };
   }
@@ -99,7 +123,7 @@ export function classify(outcome: Outcome, ctx: ClassifyContext): Action {
     return { type: "fail", code: error.code, message: error.message };
   }
   // The outcome is unknown from here on: the request may have had its effect.
-  const reason = retryReason(error);
+  const reason: RetryReason = transientFailure(error) ?? "unexpected";
   if (!ctx.idempotent) {
     const neverSent = error instanceof PaymentsError && !error.mayHaveReachedServer;
     if (neverSent && !ctx.lastAttempt) return { type: "retry", reason };
@@ -115,6 +139,9 @@ export function classify(outcome: Outcome, ctx: ClassifyContext): Action {
     // The provider still holds the first request: its outcome is coming, so look again later.
     if (error instanceof PaymentsIdempotencyInFlightError)
       return { type: "reconcile", reason: "in_flight" };
+    // One passing 5xx must not hand a job to an operator: the same key is sent again, as many
+    // times as a submission is tried (and within the deadline), before it is declared unknown.
+    if (!ctx.lastAttempt) return { type: "reconcile", reason };
     return {
       type: "needs_reconciliation",
       code: "outcome_unknown",
@@ -122,4 +149,10 @@ export function classify(outcome: Outcome, ctx: ClassifyContext): Action {
     };
   }
   return ctx.lastAttempt ? { type: "reconcile", reason } : { type: "retry", reason };
+}
+
+/** Whether a failed attempt's request may have reached the provider (job state records it). */
+export function mayHaveReached(outcome: Outcome): boolean {
+  if (outcome.type !== "error") return true;
+  return !(outcome.error instanceof PaymentsError) || outcome.error.mayHaveReachedServer;
 }

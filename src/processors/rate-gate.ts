@@ -1,85 +1,95 @@
 import type { Redis } from "ioredis";
-import { Coalescer } from "../coalescer.js";
+import { LANE_PRIORITY, type Lane } from "../queues/lanes.js";
+import { Coalescer } from "../redis/coalescer.js";
+import { bullKeys, pausedAccountsKey, rateKeys } from "../redis/keys.js";
+import { CLEAR_SLOTS } from "../redis/scripts/clear-slots.js";
+import { PAUSE_ACCOUNT } from "../redis/scripts/pause-account.js";
+import { RESERVE_SLOTS } from "../redis/scripts/reserve-slots.js";
+import { defineScripts } from "../redis/scripts/script.js";
 
-/**
- * Spaces one account's requests evenly across every process: each request reserves the next
- * slot, `interval * weight` ms after the previous one (GCRA's theoretical arrival time, kept in
- * Redis, on Redis's clock). Even spacing, unlike a burst of a whole second's quota at once,
- * keeps requests from queueing on the way, so they arrive as spaced as they were reserved.
- * One call reserves for several requests of the account in turn, as separate calls would.
- * KEYS[1] the account's slot key, KEYS[1 + i] request i's batch (checked when its ARGV flag
- * is 1); ARGV[1] interval, ARGV[2] maxAhead, ARGV[1 + 2i] weight and ARGV[2 + 2i] flag of
- * request i. Answers two values a request: 1, delay for a slot `delay` ms from now; 0, wait
- * when the next free slot is further than `maxAhead` ms away (try again in `wait` ms); 2, 0
- * without a slot when the request's batch was cancelled: checked here, in the same round
- * trip, because it is the last step before the request leaves.
- */
-const RESERVE_SCRIPT = `
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
-local interval = tonumber(ARGV[1])
-local maxAhead = tonumber(ARGV[2])
-local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
-local taken = false
-local out = {}
-for i = 1, #KEYS - 1 do
-  if ARGV[2 + 2 * i] == '1' and redis.call('HGET', KEYS[1 + i], 'state') == 'cancelled' then
-    out[#out + 1] = 2
-    out[#out + 1] = '0'
-  else
-    local start = math.max(tat, now)
-    local delay = start - now
-    if delay > maxAhead then
-      out[#out + 1] = 0
-      out[#out + 1] = tostring(delay - maxAhead)
-    else
-      tat = start + interval * tonumber(ARGV[1 + 2 * i])
-      taken = true
-      out[#out + 1] = 1
-      out[#out + 1] = tostring(delay)
-    end
-  end
-end
-if taken then
-  redis.call('SET', KEYS[1], tostring(tat), 'PX', math.ceil(tat - now) + 1000)
-end
-return out`;
-
-type ReservingRedis = Redis & {
+type GateRedis = Redis & {
   moneyqReserveSlots(keyCount: number, ...keysAndArgs: string[]): Promise<(number | string)[]>;
+  moneyqClearSlots(keyCount: number, ...keysAndArgs: string[]): Promise<(number | string)[]>;
+  moneyqPauseAccount(key: string, ms: string): Promise<number>;
 };
 
+/** What a request is, beyond its account: its lane, the lock it must hold, what to record. */
+export interface SlotOptions {
+  readonly lane?: Lane;
+  /** The job's qualified queue name (`<prefix>:<queue>`), so bulk can see who waits. */
+  readonly queueKey?: string;
+  /** The job's lock key and this worker's token: no slot unless the token still holds it. */
+  readonly lock?: { readonly key: string; readonly token: string };
+  /**
+   * For a kind without an idempotency key, the job's own hash (`<prefix>:<queue>:<id>`): refused
+   * when its "sent" field is set, which is set as the request leaves. Kept as long as the job.
+   */
+  readonly sentKey?: string;
+}
+
 export type Reservation =
-  | { readonly reserved: true; readonly delayMs: number }
+  /** `at`: the slot, on Redis's clock (ms), for its clearance. */
+  | { readonly reserved: true; readonly delayMs: number; readonly at: number }
   | { readonly reserved: false; readonly retryInMs: number }
-  | { readonly reserved: false; readonly cancelled: true };
+  | { readonly reserved: false; readonly cancelled: true }
+  | { readonly reserved: false; readonly pausedMs: number }
+  | { readonly reserved: false; readonly held: true }
+  | { readonly reserved: false; readonly lockLost: true }
+  | { readonly reserved: false; readonly alreadySent: true }
+  | { readonly reserved: false; readonly yielded: true };
+
+export type Clearance =
+  | { readonly clear: true }
+  | { readonly clear: false; readonly pausedMs: number }
+  | { readonly clear: false; readonly held: true }
+  | { readonly clear: false; readonly lockLost: true }
+  | { readonly clear: false; readonly late: true }
+  | { readonly clear: false; readonly taken: true };
 
 interface SlotRequest {
   readonly weight: number;
   readonly batchKey: string | undefined;
+  readonly options: SlotOptions;
 }
 
-/** Slots are reserved at most this far ahead; beyond it the account's queue pauses instead. */
+interface ClearRequest {
+  readonly at: number;
+  /** A bulk slot reserved ahead, which a lookup or urgent request may have taken. */
+  readonly bulk: boolean;
+  readonly options: SlotOptions;
+}
+
+/** Lookups and urgent requests reserve slots at most this far ahead; beyond it they wait. */
 export const MAX_RESERVE_AHEAD_MS = 1_000;
+/** A bulk request reserves only a slot this many intervals away at most (and at least 20 ms). */
+export const BULK_AHEAD_INTERVALS = 2;
+const BULK_AHEAD_MIN_MS = 20;
+/** While bulk waits, lookups and urgent requests take at most this many slots in a row. */
+export const HIGH_LANE_RUN_CAP = 4;
 /** Requests one reservation call takes at most. */
 const MAX_REQUESTS_PER_CALL = 256;
 
+/**
+ * Spaces each account's requests evenly across every process, serves the lanes in order, and
+ * checks, as a request takes its slot and again as it leaves, everything that must hold then
+ * (lock, cancelled batch, "sent" record, pauses): RESERVE_SLOTS and CLEAR_SLOTS in
+ * redis/scripts/ say how. Calls for one account are gathered into one script call.
+ */
 export class RateGate {
-  readonly #redis: ReservingRedis;
+  readonly #redis: GateRedis;
   readonly #prefix: string;
   readonly #marginMs: number;
   /** One per account and rate: its reservations leave one call at a time, gathered. */
   readonly #lanes = new Map<string, Coalescer<SlotRequest, Reservation>>();
+  readonly #clearances = new Map<string, Coalescer<ClearRequest, Clearance>>();
 
   /**
    * `marginMs` stretches each second by that much, to absorb the jitter between a slot and the
    * request's arrival: R requests take 1000 + margin ms, so no sliding second holds more than R.
    */
   constructor(redis: Redis, prefix: string, marginMs: number) {
-    // A defined command runs by SHA: the script's text is not sent with every request.
-    if (!("moneyqReserveSlots" in redis))
-      redis.defineCommand("moneyqReserveSlots", { lua: RESERVE_SCRIPT });
-    this.#redis = redis as ReservingRedis;
+    defineScripts(redis, RESERVE_SLOTS, CLEAR_SLOTS, PAUSE_ACCOUNT);
+    this.#redis = redis as GateRedis;
     this.#prefix = prefix;
     this.#marginMs = marginMs;
   }
@@ -89,37 +99,140 @@ export class RateGate {
    * also keeps the following slot free: for a request that may leave late (a process's first).
    * With `batchKey`, no slot is taken when that batch was cancelled.
    */
-  reserve(account: string, perSecond: number, weight = 1, batchKey?: string): Promise<Reservation> {
-    const laneKey = `${account}\n${perSecond}`;
+  reserve(
+    account: string,
+    perSecond: number,
+    weight = 1,
+    batchKey?: string,
+    options: SlotOptions = {},
+  ): Promise<Reservation> {
+    const laneKey = `${account}\n${perSecond}\n${options.queueKey ?? ""}`;
     let lane = this.#lanes.get(laneKey);
     if (!lane) {
       lane = new Coalescer(
-        (requests) => this.#reserveMany(account, perSecond, requests),
+        (requests) => this.#reserveMany(account, perSecond, options.queueKey ?? "", requests),
         MAX_REQUESTS_PER_CALL,
       );
       this.#lanes.set(laneKey, lane);
     }
-    return lane.add({ weight, batchKey });
+    return lane.add({ weight, batchKey, options });
+  }
+
+  /**
+   * Just before a request reserved ahead leaves: still clear to send, not late, and (a bulk
+   * slot reserved a millisecond or more ahead) still its own? `at` is the reservation's `at`.
+   */
+  clear(account: string, at: number, bulk: boolean, options: SlotOptions = {}): Promise<Clearance> {
+    let clearances = this.#clearances.get(account);
+    if (!clearances) {
+      clearances = new Coalescer(
+        (requests) => this.#clearMany(account, requests),
+        MAX_REQUESTS_PER_CALL,
+      );
+      this.#clearances.set(account, clearances);
+    }
+    return clearances.add({ at, bulk, options });
+  }
+
+  /** No request of `account` leaves, from any process, for `ms` from now (a 429's Retry-After). */
+  async pause(account: string, ms: number): Promise<void> {
+    await this.#redis.moneyqPauseAccount(
+      rateKeys(this.#prefix, account).pause,
+      String(Math.max(1, Math.ceil(ms))),
+    );
   }
 
   async #reserveMany(
     account: string,
     perSecond: number,
+    queueKey: string,
     requests: readonly SlotRequest[],
   ): Promise<Reservation[]> {
-    const rateKey = `${this.#prefix}:rate:${account}`;
-    const keys = [rateKey, ...requests.map((r) => r.batchKey ?? rateKey)];
-    const args = [String((1000 + this.#marginMs) / perSecond), String(MAX_RESERVE_AHEAD_MS)];
-    for (const r of requests) args.push(String(r.weight), r.batchKey === undefined ? "0" : "1");
+    const rate = rateKeys(this.#prefix, account);
+    const rateKey = rate.slot;
+    const interval = (1000 + this.#marginMs) / perSecond;
+    const keys = [
+      rateKey,
+      rate.lanes,
+      rate.pause,
+      pausedAccountsKey(this.#prefix),
+      queueKey === "" ? rate.noQueue : bullKeys.prioritized(queueKey),
+      rate.yielded,
+      rate.bulkAhead,
+    ];
+    const args = [
+      String(interval),
+      String(MAX_RESERVE_AHEAD_MS),
+      String(Math.max(BULK_AHEAD_MIN_MS, BULK_AHEAD_INTERVALS * interval)),
+      account,
+      String(HIGH_LANE_RUN_CAP),
+      // How long a waiting bulk request, or a hand-back, counts: a few slots, 50 ms at least.
+      String(Math.max(50, 3 * interval)),
+    ];
+    for (const r of requests) {
+      const { lock, sentKey, lane = "urgent" } = r.options;
+      keys.push(r.batchKey ?? rateKey, lock?.key ?? rateKey, sentKey ?? rateKey);
+      args.push(
+        String(r.weight),
+        String(LANE_PRIORITY[lane]),
+        r.batchKey === undefined ? "0" : "1",
+        lock?.token ?? "",
+        sentKey === undefined ? "0" : "1",
+      );
+    }
     const answer = await this.#redis.moneyqReserveSlots(keys.length, ...keys, ...args);
+    return requests.map((_, i) =>
+      reservationOf(Number(answer[3 * i]), Number(answer[3 * i + 1]), Number(answer[3 * i + 2])),
+    );
+  }
+
+  async #clearMany(account: string, requests: readonly ClearRequest[]): Promise<Clearance[]> {
+    const rate = rateKeys(this.#prefix, account);
+    const keys = [rate.pause, pausedAccountsKey(this.#prefix), rate.bulkAhead];
+    const args = [account, String(this.#marginMs / 2)];
+    for (const r of requests) {
+      const { lock, sentKey } = r.options;
+      const none = keys[0] as string;
+      keys.push(lock?.key ?? none, sentKey ?? none);
+      args.push(
+        String(r.at),
+        lock?.token ?? "",
+        sentKey === undefined ? "0" : "1",
+        r.bulk ? "1" : "0",
+      );
+    }
+    const answer = await this.#redis.moneyqClearSlots(keys.length, ...keys, ...(args as string[]));
     return requests.map((_, i) => {
       const status = Number(answer[2 * i]);
-      if (status === 2) return { reserved: false, cancelled: true };
-      // Kept fractional: the caller sends at once when the slot is under a millisecond away.
-      const ms = Math.max(0, Number(answer[2 * i + 1]));
-      return status === 1
-        ? { reserved: true, delayMs: ms }
-        : { reserved: false, retryInMs: Math.max(1, Math.ceil(ms)) };
+      const value = Number(answer[2 * i + 1]);
+      if (status === 1) return { clear: true };
+      if (status === 3) return { clear: false, pausedMs: Math.max(1, Math.ceil(value)) };
+      if (status === 4) return { clear: false, held: true };
+      if (status === 5) return { clear: false, lockLost: true };
+      if (status === 9) return { clear: false, taken: true };
+      return { clear: false, late: true };
     });
+  }
+}
+
+function reservationOf(status: number, value: number, at: number): Reservation {
+  switch (status) {
+    case 1:
+      // Kept fractional: the caller sends at once when the slot is under a millisecond away.
+      return { reserved: true, delayMs: Math.max(0, value), at };
+    case 2:
+      return { reserved: false, cancelled: true };
+    case 3:
+      return { reserved: false, pausedMs: Math.max(1, Math.ceil(value)) };
+    case 4:
+      return { reserved: false, held: true };
+    case 5:
+      return { reserved: false, lockLost: true };
+    case 6:
+      return { reserved: false, yielded: true };
+    case 7:
+      return { reserved: false, alreadySent: true };
+    default:
+      return { reserved: false, retryInMs: Math.max(1, Math.ceil(value)) };
   }
 }

@@ -1,18 +1,25 @@
-import { Queue, Worker } from "bullmq";
+import { type Queue, Worker } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Registry } from "prom-client";
-import { type Dispatcher, Pool } from "undici";
 import { PaymentsClient } from "../client/payments-client.js";
 import { retryDelayMs } from "../client/retry.js";
 import type { AccountConfig, Config } from "../config.js";
 import type { Logger } from "../logger.js";
 import { createPipelineMetrics, type PipelineMetrics } from "../metrics/pipeline-metrics.js";
 import { AccountPauses } from "../queues/account-pauses.js";
+import { AccountQueues } from "../queues/account-queues.js";
+import type { JobData } from "../queues/job-data.js";
 import { accountQueueName } from "../queues/queue-names.js";
+import { laneUnlanedJobs } from "../queues/unlaned-jobs.js";
+import { closeRedis } from "../redis/close.js";
+import { isRedisConnectionError, outageLog, watchRedisErrors } from "../redis/errors.js";
+import { lanePassKey } from "../redis/keys.js";
 import type { JobResult } from "../results/job-result.js";
 import { ResultsStore } from "../results/results-store.js";
-import { startWebhooks } from "../results/webhook-delivery.js";
-import { createJobProcessor, type JobData } from "./job-processor.js";
+import { type RunningWebhooks, startWebhooks } from "../webhooks/webhook-delivery.js";
+import { createJobProcessor } from "./job-processor.js";
+import { LockedWrites } from "./locked-writes.js";
+import type { ProcessorDeps } from "./processor-deps.js";
 import { RateGate } from "./rate-gate.js";
 
 export interface StartWorkersOptions {
@@ -27,9 +34,9 @@ export interface StartWorkersOptions {
   readonly registry: Registry;
   /** What the workers record; default: the pipeline's metrics defined on `registry`. */
   readonly metrics?: PipelineMetrics;
-  /** Shared by every account's client; default: a Pool of the workers' own. */
-  readonly dispatcher?: Dispatcher;
   readonly onResult?: (result: JobResult) => Promise<void>;
+  /** The process's account queues, closed by their owner; else the workers open and close their own. */
+  readonly queues?: AccountQueues;
 }
 
 export interface RunningWorkers {
@@ -45,6 +52,9 @@ export interface RunningWorkers {
 /** BullMQ's limiter must be set for `worker.rateLimit` to hold; the real limit is the RateGate's. */
 const LIMITER_CEILING = 1_000_000_000;
 
+/** After the grace period and the end of every request, how long active jobs get to be handed back. */
+const HAND_BACK_MS = 2_000;
+
 /** Starts one worker per account, all of them processing through the same pipeline. */
 export async function startWorkers(options: StartWorkersOptions): Promise<RunningWorkers> {
   const { config, connection, logger } = options;
@@ -55,35 +65,16 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
     );
   const accountList = options.accounts ?? config.accounts;
   const accounts = new Map(accountList.map((a) => [a.alias, a]));
-  const ownsDispatcher = options.dispatcher === undefined;
-  const dispatcher =
-    options.dispatcher ??
-    new Pool(new URL(baseUrl).origin, {
-      connections: Math.max(
-        8,
-        accountList.reduce((n, a) => n + a.concurrency, 0),
-      ),
-      connect: { timeout: config.http.connectTimeoutMs },
-      headersTimeout: config.http.requestTimeoutMs,
-      bodyTimeout: config.http.requestTimeoutMs,
-    });
-  const clients = new Map(
-    accountList.map((a) => [
-      a.alias,
-      new PaymentsClient({
-        baseUrl,
-        apiKey: a.apiKey,
-        dispatcher,
-        requestTimeoutMs: config.http.requestTimeoutMs,
-      }),
-    ]),
-  );
-  const queues = new Map(
-    accountList.map((a) => [
-      a.alias,
-      new Queue(accountQueueName(a.alias), { connection, prefix: config.redisPrefix }),
-    ]),
-  );
+  const clients = createClients(config, baseUrl, accountList);
+  const accountQueues =
+    options.queues ??
+    new AccountQueues(
+      connection,
+      config.redisPrefix,
+      accountList.map((a) => a.alias),
+    );
+  const ownQueues = options.queues ? undefined : accountQueues;
+  const queues = accountQueues.byAccount;
   const metrics =
     options.metrics ??
     createPipelineMetrics(
@@ -94,13 +85,14 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
   // Results are emitted on a connection of their own, so a large emission never holds up the
   // rate gate's replies on the shared one. No auto-pipelining: the store gathers concurrent
   // results into one call itself, and auto-pipelining would only hold each call back a turn.
-  const resultsConnection = connection.duplicate();
+  const resultsConnection = watchRedisErrors(connection.duplicate(), logger, "results");
   const results = new ResultsStore(resultsConnection, {
     prefix: config.redisPrefix,
     retentionMs: config.pipeline.retentionMs,
     maxLen: config.pipeline.resultsMaxLen,
   });
   const gate = new RateGate(connection, config.redisPrefix, config.pipeline.rateWindowMarginMs);
+  const writes = new LockedWrites(connection);
 
   // Before any worker runs, so the relay's consumer group exists before the first result.
   const webhooks = config.webhook
@@ -114,43 +106,37 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
         metrics,
       })
     : undefined;
-  const workers = new Map<string, Worker>();
-  for (const account of accountList) {
-    let self: Worker | undefined;
-    const processor = createJobProcessor(
-      {
-        accounts,
-        clients,
-        gate,
-        results,
-        pauses,
-        pipeline: config.pipeline,
-        prefix: config.redisPrefix,
-        metrics,
-        logger,
-        ...(options.onResult && { onResult: options.onResult }),
-      },
-      () => self as Worker,
-    );
-    self = new Worker<JobData, void>(accountQueueName(account.alias), processor, {
-      connection,
-      prefix: config.redisPrefix,
-      concurrency: account.concurrency,
-      limiter: { max: LIMITER_CEILING, duration: 1000 },
-      lockDuration: config.pipeline.lockDurationMs,
-      stalledInterval: config.pipeline.stalledIntervalMs,
-      // Processing is idempotent, so a job whose worker died is simply run again.
-      maxStalledCount: 1_000,
-      settings: {
-        backoffStrategy: (attemptsMade: number, _type?: string, error?: Error) =>
-          retryDelayMs(attemptsMade, error),
-      },
-    });
-    self.on("error", (error) =>
-      logger.error({ account: account.alias, err: error.message }, "worker error"),
-    );
-    workers.set(account.alias, self);
+  const deps: ProcessorDeps = {
+    accounts,
+    clients,
+    gate,
+    writes,
+    results,
+    pauses,
+    pipeline: config.pipeline,
+    prefix: config.redisPrefix,
+    metrics,
+    logger,
+    ...(options.onResult && { onResult: options.onResult }),
+  };
+  // Jobs an earlier release queued without a lane would be fetched before every lane. A
+  // failure here (Redis away) leaves them where they are: fetched first, as before.
+  for (const [alias, queue] of queues) {
+    try {
+      const lockKey = lanePassKey(config.redisPrefix, alias);
+      const moved = await laneUnlanedJobs(queue, connection, lockKey);
+      if (moved > 0)
+        logger.info({ account: alias, jobs: moved }, "queued jobs moved into their lane");
+    } catch (error) {
+      logger.warn(
+        { account: alias, err: (error as Error).message },
+        "queued jobs not moved into their lane",
+      );
+    }
   }
+  const workers = new Map(
+    accountList.map((account) => [account.alias, startAccountWorker(account, deps, options)]),
+  );
   logger.info(
     { accounts: accountList.map((a) => a.alias), upstream: new URL(baseUrl).origin },
     "workers started",
@@ -158,30 +144,120 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
 
   let closing: Promise<void> | undefined;
   const close = () => {
-    closing ??= (async () => {
-      const graceful = Promise.allSettled([...workers.values()].map((w) => w.close()));
-      const timedOut = await Promise.race([
-        graceful.then(() => false),
-        new Promise<boolean>((resolve) =>
-          setTimeout(resolve, config.pipeline.shutdownGraceMs, true).unref(),
-        ),
-      ]);
-      if (timedOut) {
-        // Active jobs keep their locks; once those expire, any worker takes the jobs back.
-        logger.warn(
-          { graceMs: config.pipeline.shutdownGraceMs },
-          "grace period over: handing back active jobs",
-        );
-        await Promise.allSettled([...workers.values()].map((w) => w.close(true)));
-      }
-      await webhooks?.close().catch(() => undefined);
-      await Promise.allSettled([...queues.values()].map((q) => q.close()));
-      await Promise.allSettled([...clients.values()].map((c) => c.close()));
-      if (ownsDispatcher) await dispatcher.close().catch(() => undefined);
-      await resultsConnection.quit().catch(() => resultsConnection.disconnect());
-      logger.info("workers stopped");
-    })();
+    closing ??= closeWorkers({
+      config,
+      logger,
+      workers,
+      clients,
+      ownQueues,
+      webhooks,
+      resultsConnection,
+    });
     return closing;
   };
   return { workers, queues, pauses, results, metrics, close };
+}
+
+/**
+ * One client, with a connection pool of its own, per account: nothing one account sends or
+ * suffers (an unsendable request, a hanging upstream, a jammed pool) can hold up another's.
+ */
+function createClients(
+  config: Config,
+  baseUrl: string,
+  accountList: readonly AccountConfig[],
+): Map<string, PaymentsClient> {
+  return new Map(
+    accountList.map((a) => [
+      a.alias,
+      new PaymentsClient({
+        baseUrl,
+        apiKey: a.apiKey,
+        connections: a.concurrency,
+        connectTimeoutMs: config.http.connectTimeoutMs,
+        requestTimeoutMs: config.http.requestTimeoutMs,
+        profile: config.provider,
+      }),
+    ]),
+  );
+}
+
+/** The BullMQ worker of one account's queue. */
+function startAccountWorker(
+  account: AccountConfig,
+  deps: ProcessorDeps,
+  options: StartWorkersOptions,
+): Worker {
+  const { config, connection, logger } = options;
+  let self: Worker | undefined;
+  const processor = createJobProcessor(deps, () => self as Worker);
+  self = new Worker<JobData, void>(accountQueueName(account.alias), processor, {
+    connection,
+    prefix: config.redisPrefix,
+    concurrency: account.concurrency,
+    limiter: { max: LIMITER_CEILING, duration: 1000 },
+    lockDuration: config.pipeline.lockDurationMs,
+    stalledInterval: config.pipeline.stalledIntervalMs,
+    // Processing is idempotent, so a job whose worker died is simply run again.
+    maxStalledCount: 1_000,
+    settings: {
+      backoffStrategy: (attemptsMade: number, _type?: string, error?: Error) =>
+        retryDelayMs(attemptsMade, error),
+    },
+  });
+  // A Redis outage makes each worker connection fail several times a second: one line per outage.
+  const outage = outageLog(logger, `worker ${account.alias}`);
+  self.on("error", (error) => {
+    if (isRedisConnectionError(error)) outage.failed(error);
+    else logger.error({ account: account.alias, err: error.message }, "worker error");
+  });
+  self.on("ready", () => outage.restored());
+  // BullMQ does not abort a job whose lock it could not renew; the job's signal tells the
+  // processor to stop, so a worker that lost a job sends nothing more for it.
+  const worker = self;
+  worker.on("lockRenewalFailed", (jobIds) => {
+    for (const jobId of jobIds) worker.cancelJob(jobId, "lock lost");
+  });
+  return worker;
+}
+
+interface Running {
+  readonly config: Config;
+  readonly logger: Logger;
+  readonly workers: ReadonlyMap<string, Worker>;
+  readonly clients: ReadonlyMap<string, PaymentsClient>;
+  readonly ownQueues: AccountQueues | undefined;
+  readonly webhooks: RunningWebhooks | undefined;
+  readonly resultsConnection: Redis;
+}
+
+/** Stops fetching, lets active jobs finish within the grace period, hands back the rest. */
+async function closeWorkers(running: Running): Promise<void> {
+  const { config, logger, workers, clients, ownQueues, webhooks, resultsConnection } = running;
+  // Alongside the workers, within the same grace period: a slow webhook receiver must not
+  // hold the shutdown past its bound.
+  const webhooksClosed = webhooks?.close(config.pipeline.shutdownGraceMs).catch(() => undefined);
+  const graceful = Promise.allSettled([...workers.values()].map((w) => w.close()));
+  const within = (ms: number) =>
+    Promise.race([
+      graceful.then(() => false),
+      new Promise<boolean>((resolve) => setTimeout(resolve, ms, true).unref()),
+    ]);
+  const timedOut = await within(config.pipeline.shutdownGraceMs);
+  if (timedOut) {
+    // A request that hangs would hold its job (and BullMQ's close) for as long as it
+    // hangs: end every request in flight; their jobs go back to the queue as retries, or
+    // keep their locks until those expire and any worker takes them back.
+    logger.warn(
+      { graceMs: config.pipeline.shutdownGraceMs },
+      "grace period over: ending requests in flight and handing back active jobs",
+    );
+    await Promise.allSettled([...clients.values()].map((c) => c.destroy()));
+    await within(HAND_BACK_MS);
+  }
+  await webhooksClosed;
+  await ownQueues?.close();
+  await Promise.allSettled([...clients.values()].map((c) => c.close()));
+  await closeRedis(resultsConnection);
+  logger.info("workers stopped");
 }

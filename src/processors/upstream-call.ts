@@ -1,6 +1,11 @@
-import type { PaymentsClient } from "../client/payments-client.js";
+import { type DefiniteAnswer, PaymentsResponseError } from "../client/errors.js";
+import type { EnvelopeAnswer, PaymentsClient } from "../client/payments-client.js";
+import { boundedData, cutText } from "../provider/bounds.js";
+import { LOOKUP_OPERATIONS, type ProviderProfile } from "../provider/profile.js";
+import { readJobAnswer } from "../provider/read-answer.js";
+import type { Phase } from "../queues/job-data.js";
 import type { JobEnvelope } from "../queues/job-envelope.js";
-import { JOB_KINDS, type LookupKind } from "../queues/job-kinds.js";
+import { JOB_KINDS, type JobKind } from "../queues/job-kinds.js";
 import type { Outcome } from "./classify.js";
 
 /** What an answer's `data` says about the job: its state and the provider's id and status. */
@@ -8,37 +13,75 @@ export interface Reading {
   readonly outcome: Outcome;
   readonly upstreamId: string | undefined;
   readonly upstreamStatus: string | undefined;
+  /** The answer's `data` as received, kept when the profile could not read it. */
+  readonly upstreamData?: unknown;
 }
 
-const SUCCEEDED = new Set(["SUCCESSFUL", "COMPLETED"]);
-const PENDING = new Set(["PENDING"]);
-
-/** Reads a submission's or a lookup's `data`. */
-export function readAnswer(lookup: LookupKind, data: Record<string, unknown>): Reading {
-  const upstreamId =
-    String(data.transactionId ?? data.orderId ?? data.walletId ?? data.virtualAccountId ?? "") ||
-    undefined;
-  if (lookup === "none") {
+/**
+ * Reads a submission's or a lookup's answer through the provider profile. A status in none of
+ * the profile's lists is pending (looked up again, never failed); an answer without the id or
+ * status the job needs is unrecognised, and ends the job for an operator to settle.
+ */
+export function readAnswer(
+  profile: ProviderProfile,
+  kind: JobKind,
+  phase: Phase,
+  answer: EnvelopeAnswer | DefiniteAnswer,
+): Reading {
+  const spec = JOB_KINDS[kind];
+  const creation = spec.lookup === "none";
+  const confirming = phase === "confirm" && !creation;
+  const operation = confirming
+    ? LOOKUP_OPERATIONS[spec.lookup as keyof typeof LOOKUP_OPERATIONS]
+    : spec.operation;
+  const reading = readJobAnswer(profile, operation, answer.data, {
+    id: !creation && !confirming,
+    status: !creation,
+  });
+  const { id, status, failureReason } = reading.fields;
+  const unreadable = "unreadable" in answer ? answer.unreadable : undefined;
+  if (unreadable !== undefined || !reading.understood) {
+    const unread = reading.understood ? [] : reading.unread;
+    const why = unreadable ?? `its data has no readable ${unread.join(" or ")}`;
     return {
-      outcome: { type: "answer", state: "succeeded" },
-      upstreamId,
-      upstreamStatus: undefined,
+      outcome: {
+        type: "unrecognised",
+        message: `the provider answered "${cutText(answer.message)}" but ${why} (see docs/provider-profile.md)`,
+      },
+      upstreamId: id,
+      upstreamStatus: status,
+      upstreamData: boundedData(answer.data),
     };
   }
-  const status = String(data.status);
-  const state = SUCCEEDED.has(status) ? "succeeded" : PENDING.has(status) ? "pending" : "failed";
-  const message =
-    typeof data.failureReason === "string" ? data.failureReason : `the provider reported ${status}`;
-  return { outcome: { type: "answer", state, message }, upstreamId, upstreamStatus: status };
+  const state = reading.meaning === "unknown" ? "pending" : reading.meaning;
+  const message = failureReason ?? `the provider reported ${status}`;
+  return { outcome: { type: "answer", state, message }, upstreamId: id, upstreamStatus: status };
+}
+
+/**
+ * A 2xx saying `success: true` in a body that is otherwise not the spec's envelope (no
+ * message, `data` not an object, too large) is still a definite answer: the request had its
+ * effect and must not be sent again. The client reads it; the reader keeps its data.
+ */
+async function definite(call: Promise<EnvelopeAnswer>): Promise<EnvelopeAnswer | DefiniteAnswer> {
+  try {
+    return await call;
+  } catch (error) {
+    if (error instanceof PaymentsResponseError && error.definiteAnswer) return error.definiteAnswer;
+    throw error;
+  }
 }
 
 /** Sends the job's request, with its key on idempotent operations. */
-export function submit(client: PaymentsClient, envelope: JobEnvelope): Promise<unknown> {
+export function submit(
+  client: PaymentsClient,
+  envelope: JobEnvelope,
+): Promise<EnvelopeAnswer | DefiniteAnswer> {
   const spec = JOB_KINDS[envelope.kind];
   const input = spec.idempotent
     ? { ...envelope.request, idempotencyKey: envelope.idempotencyKey }
     : envelope.request;
-  return client.call(spec.operation, input as never);
+  return definite(client.send(spec.operation, input as never));
 }
 
 /** Looks up the outcome of a submission that answered PENDING. */
@@ -46,16 +89,20 @@ export function lookUp(
   client: PaymentsClient,
   envelope: JobEnvelope,
   upstreamId: string,
-): Promise<unknown> {
+): Promise<EnvelopeAnswer | DefiniteAnswer> {
   switch (JOB_KINDS[envelope.kind].lookup) {
     case "transaction":
-      return client.getTransaction({ params: { transactionId: upstreamId } });
+      return definite(client.send("getTransaction", { params: { transactionId: upstreamId } }));
     case "stable-transaction": {
       const { subAccountId } = (envelope.request as { params: { subAccountId: string } }).params;
-      return client.getStableTransaction({ params: { subAccountId, transactionId: upstreamId } });
+      return definite(
+        client.send("getStableTransaction", {
+          params: { subAccountId, transactionId: upstreamId },
+        }),
+      );
     }
     case "order":
-      return client.getOrder({ params: { orderId: upstreamId } });
+      return definite(client.send("getOrder", { params: { orderId: upstreamId } }));
     default:
       throw new Error(`${envelope.kind} has nothing to look up`);
   }

@@ -1,5 +1,6 @@
 import type { Queue } from "bullmq";
 import type { Redis } from "ioredis";
+import { pausedAccountsKey } from "../redis/keys.js";
 
 export interface AccountPause {
   readonly account: string;
@@ -18,7 +19,7 @@ export class AccountPauses {
 
   constructor(redis: Redis, prefix: string, queues: ReadonlyMap<string, Queue>) {
     this.#redis = redis;
-    this.#key = `${prefix}:paused-accounts`;
+    this.#key = pausedAccountsKey(prefix);
     this.#queues = queues;
   }
 

@@ -1,9 +1,15 @@
-import { type Job, Queue } from "bullmq";
+import { randomUUID } from "node:crypto";
+import type { Job, Queue } from "bullmq";
 import type { Redis } from "ioredis";
-import type { JobData } from "../processors/job-processor.js";
-import type { JobResult } from "../results/job-result.js";
+import { jobKeyOf, replayLockKey, SENT_FIELD } from "../redis/keys.js";
+import { DELETE_IF_HELD } from "../redis/scripts/delete-if-held.js";
+import { defineScripts } from "../redis/scripts/script.js";
+import { JobResult } from "../results/job-result.js";
 import type { ResultsStore } from "../results/results-store.js";
-import { accountQueueName } from "./queue-names.js";
+import { AccountQueues } from "./account-queues.js";
+import type { JobData } from "./job-data.js";
+import { LANE_PRIORITY } from "./lanes.js";
+import { ReplayConflictError } from "./replay-conflict-error.js";
 
 export interface DeadLetter {
   readonly jobId: string;
@@ -18,19 +24,30 @@ export interface DeadLetter {
   readonly failedAt: string | undefined;
 }
 
+/** How long a replay holds its job against concurrent replays, at most. */
+const REPLAY_LOCK_MS = 30_000;
+
+type ReplayRedis = Redis & {
+  moneyqDeleteIfHeld(lock: string, token: string): Promise<number>;
+};
+
 /**
  * Jobs whose terminal result was not a success stay in their queue's failed set: the dead
  * letters. A replay runs the same job again, with the same data and the same idempotency key.
  */
 export class DeadLetters {
-  readonly #connection: Redis;
+  readonly #connection: ReplayRedis;
   readonly #prefix: string;
   readonly #results: ResultsStore;
+  readonly #queues: AccountQueues | undefined;
 
-  constructor(connection: Redis, prefix: string, results: ResultsStore) {
-    this.#connection = connection;
+  /** Without `queues`, each call opens the account's queue for itself and closes it after. */
+  constructor(connection: Redis, prefix: string, results: ResultsStore, queues?: AccountQueues) {
+    defineScripts(connection, DELETE_IF_HELD);
+    this.#connection = connection as ReplayRedis;
     this.#prefix = prefix;
     this.#results = results;
+    this.#queues = queues;
   }
 
   /** Dead letters of `account`, newest first, `start` to `end` inclusive. */
@@ -41,17 +58,73 @@ export class DeadLetters {
     });
   }
 
-  /** Replays one dead letter; false if `jobId` is not a dead letter of `account`. */
+  /**
+   * Replays one dead letter; false if `jobId` is not a job of `account`. Of concurrent replays
+   * of one job one goes ahead; the others, and any replay of a job that is not failed, throw
+   * ReplayConflictError. Only the result the job had when the replay began is forgotten.
+   *
+   * A job of a kind without an idempotency key whose request was sent (the gate's "sent"
+   * record) is replayed only when its result proves nothing was created (`failed` or
+   * `rejected`: a definite refusal); the replay then drops the record and sends again. Any other
+   * result (`needs_reconciliation`: the request may have had its effect) refuses the replay: a
+   * resend could create a second resource; such a job is reconciled with the provider instead.
+   * The replayed job goes back to the lane it was enqueued in.
+   */
   async replay(account: string, jobId: string): Promise<boolean> {
-    return this.#withQueue(account, async (queue) => {
-      const job = (await queue.getJob(jobId)) as Job<JobData> | undefined;
-      if (!job || !(await job.isFailed())) return false;
-      // The replay's outcome becomes the job's new terminal result.
-      await this.#results.forget(account, jobId);
-      if (job.data.state !== undefined) await job.updateData({ envelope: job.data.envelope });
+    const lock = replayLockKey(this.#prefix, account, jobId);
+    const token = randomUUID();
+    if ((await this.#connection.set(lock, token, "PX", REPLAY_LOCK_MS, "NX")) === null)
+      throw new ReplayConflictError(jobId, "another replay of it is under way");
+    try {
+      return await this.#withQueue(account, async (queue) => {
+        const job = (await queue.getJob(jobId)) as Job<JobData> | undefined;
+        if (!job) return false;
+        const state = await job.getState();
+        if (state !== "failed")
+          throw new ReplayConflictError(jobId, `it is ${state}, not a dead letter`);
+        // The replay's outcome becomes the job's new terminal result.
+        const sent = (await this.#connection.hexists(jobKeyOf(job), SENT_FIELD)) === 1;
+        const recorded = await this.#results.recorded(jobId);
+        if (sent) {
+          const result = recorded === undefined ? undefined : resultOf(recorded);
+          if (result !== "failed" && result !== "rejected")
+            throw new ReplayConflictError(
+              jobId,
+              `its request was sent and its result (${result ?? "none"}) does not prove that ` +
+                "nothing was created; this kind has no idempotency key, so a resend could " +
+                "create a second one: reconcile it with the provider instead",
+            );
+        }
+        if (recorded !== undefined && !(await this.#results.forget(account, jobId, recorded)))
+          throw new ReplayConflictError(jobId, "its result changed while the replay began");
+        // A definite refusal: nothing was created, so the request may be sent again.
+        if (sent) await this.#connection.hdel(jobKeyOf(job), SENT_FIELD);
+        if (job.data.state !== undefined) await job.updateData({ envelope: job.data.envelope });
+        await this.#retry(job);
+        // BullMQ puts a retried job in the wait list, ahead of every lane, and its priority is
+        // the lookup lane's if it was confirming: back to the lane it was enqueued in.
+        const envelope = job.data.envelope;
+        const lane = envelope.priority ?? (envelope.batchId === undefined ? "urgent" : "bulk");
+        await job.changePriority({ priority: LANE_PRIORITY[lane] });
+        return true;
+      });
+    } finally {
+      await this.#connection.moneyqDeleteIfHeld(lock, token);
+    }
+  }
+
+  /**
+   * Retries the failed job. Something outside this class (BullMQ's own retry, a removal) may
+   * have moved it since its state was read: BullMQ then refuses, and that is a conflict.
+   */
+  async #retry(job: Job<JobData>): Promise<void> {
+    try {
       await job.retry("failed");
-      return true;
-    });
+    } catch (error) {
+      const state = await job.getState().catch(() => "unknown");
+      if (state === "failed") throw error;
+      throw new ReplayConflictError(job.id as string, `it is ${state}, not a dead letter`);
+    }
   }
 
   async #describe(account: string, job: Job<JobData>): Promise<DeadLetter> {
@@ -70,14 +143,21 @@ export class DeadLetters {
   }
 
   async #withQueue<T>(account: string, use: (queue: Queue) => Promise<T>): Promise<T> {
-    const queue = new Queue(accountQueueName(account), {
-      connection: this.#connection,
-      prefix: this.#prefix,
-    });
+    if (this.#queues) return use(this.#queues.get(account));
+    const own = new AccountQueues(this.#connection, this.#prefix);
     try {
-      return await use(queue);
+      return await use(own.get(account));
     } finally {
-      await queue.close();
+      await own.close();
     }
+  }
+}
+
+/** The result kind of a result as stored; undefined if it cannot be read. */
+function resultOf(recorded: string): string | undefined {
+  try {
+    return JobResult.parse(JSON.parse(recorded)).result;
+  } catch {
+    return undefined;
   }
 }

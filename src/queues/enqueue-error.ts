@@ -15,3 +15,23 @@ export class EnqueueValidationError extends Error {
     this.index = index;
   }
 }
+
+/** A key already holds a different request: the IETF idempotency-key draft's 409 (a conflict, never a second job). */
+export class IdempotencyKeyReusedError extends Error {
+  readonly code = "idempotency_key_reused";
+  /** The job the key belongs to. */
+  readonly jobId: string;
+  readonly idempotencyKey: string;
+  /** Index of the job in an enqueueMany call. */
+  readonly index: number | undefined;
+
+  constructor(jobId: string, idempotencyKey: string, index?: number) {
+    super(
+      `idempotency key "${idempotencyKey}" was already used for job ${jobId} with a different request`,
+    );
+    this.name = "IdempotencyKeyReusedError";
+    this.jobId = jobId;
+    this.idempotencyKey = idempotencyKey;
+    this.index = index;
+  }
+}

@@ -1,6 +1,8 @@
 import { z } from "zod";
+import { freeFormObject } from "../contract/free-form.js";
 import { IdempotencyKey } from "../contract/headers.js";
 import { JOB_KIND_NAMES, JOB_KINDS, type JobKind } from "./job-kinds.js";
+import { JOB_PRIORITIES, type JobPriority } from "./lanes.js";
 
 export const ACCOUNT_ALIAS_PATTERN = /^[a-z][a-z0-9_-]{0,31}$/;
 export const METADATA_MAX_BYTES = 4096;
@@ -14,12 +16,9 @@ const common = {
   batchId: z.string().min(1).max(128).optional(),
   row: z.int().min(1).optional(),
   reference: z.string().min(1).max(128).optional(),
-  metadata: z
-    .record(z.string(), z.unknown())
-    .refine((m) => JSON.stringify(m).length <= METADATA_MAX_BYTES, {
-      message: `at most ${METADATA_MAX_BYTES} bytes as JSON`,
-    })
-    .optional(),
+  /** Its lane: `urgent` (default of jobs enqueued one by one) or `bulk` (default of batch rows). */
+  priority: z.enum(JOB_PRIORITIES).optional(),
+  metadata: freeFormObject(METADATA_MAX_BYTES).optional(),
 };
 
 const variants = JOB_KIND_NAMES.map((kind) =>
@@ -38,6 +37,7 @@ interface Common {
   readonly batchId?: string | undefined;
   readonly row?: number | undefined;
   readonly reference?: string | undefined;
+  readonly priority?: JobPriority | undefined;
   readonly metadata?: Record<string, unknown> | undefined;
 }
 

@@ -38,13 +38,14 @@ export const JOB_KINDS = {
     operation: "withdrawToMobileMoney",
     idempotent: true,
     lookup: "transaction",
-    request: z.strictObject({ body: WithdrawToMobileMoneyBody }),
+    // 4.2, 4.4, 4.5, 4.6: which fields are required is the provider profile's to say.
+    request: z.strictObject({ body: WithdrawToMobileMoneyBody.partial() }),
   },
   "payout.stable": {
     operation: "withdrawStable",
     idempotent: true,
     lookup: "stable-transaction",
-    request: z.strictObject({ params: SubAccountParams, body: WithdrawStableBody }),
+    request: z.strictObject({ params: SubAccountParams, body: WithdrawStableBody.partial() }),
   },
   "funding.wallet": {
     operation: "fundWallet",
@@ -72,13 +73,13 @@ export const JOB_KINDS = {
     operation: "createWallet",
     idempotent: false,
     lookup: "none",
-    request: z.strictObject({ body: CreateWalletBody }),
+    request: z.strictObject({ body: CreateWalletBody.partial() }),
   },
   "collection.virtual-account": {
     operation: "createVirtualAccount",
     idempotent: false,
     lookup: "none",
-    request: z.strictObject({ body: CreateVirtualAccountBody }),
+    request: z.strictObject({ body: CreateVirtualAccountBody.partial() }),
   },
 } as const satisfies Record<string, JobKindSpec>;
 

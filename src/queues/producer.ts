@@ -1,10 +1,23 @@
-import { type JobsOptions, Queue } from "bullmq";
+import type { JobsOptions } from "bullmq";
 import type { Redis } from "ioredis";
 import { type FieldIssue, validate } from "../contract/field-issues.js";
-import { EnqueueValidationError } from "./enqueue-error.js";
+import { DEFAULT_PROVIDER_PROFILE, type ProviderProfile } from "../provider/profile.js";
+import { profileRequestIssues } from "../provider/requests.js";
+import { bullKeys, resultMarkerKey } from "../redis/keys.js";
+import { AccountQueues } from "./account-queues.js";
+import { EnqueueValidationError, IdempotencyKeyReusedError } from "./enqueue-error.js";
 import { deriveIdempotencyKey, jobIdFor } from "./idempotency-key.js";
 import { type JobEnvelope, JobEnvelopeSchema, type JobInput } from "./job-envelope.js";
+import { JOB_KINDS } from "./job-kinds.js";
+import { type JobPriority, LANE_PRIORITY } from "./lanes.js";
 import { accountQueueName } from "./queue-names.js";
+import {
+  type FingerprintEntry,
+  type KeyClaim,
+  type KeyUse,
+  RequestFingerprints,
+  requestFingerprint,
+} from "./request-fingerprint.js";
 
 export interface ProducerOptions {
   /** A connection with `maxRetriesPerRequest: null` (see createRedis). The caller closes it. */
@@ -17,12 +30,22 @@ export interface ProducerOptions {
   readonly maxAttempts: number;
   /** How long finished jobs are kept (config.pipeline.retentionMs). */
   readonly retentionMs: number;
+  /** Says which body fields the provider requires where the spec does not (config.provider). */
+  readonly profile?: ProviderProfile;
+  /** The process's account queues, shared and closed by their owner; else the producer opens its own. */
+  readonly queues?: AccountQueues;
 }
 
 export interface EnqueuedJob {
   readonly jobId: string;
   readonly account: string;
   readonly idempotencyKey: string;
+}
+
+/** A job enqueued by `enqueueKeyed`, and whether its key already held this same request. */
+export interface KeyedJob {
+  readonly job: EnqueuedJob;
+  readonly replayed: boolean;
 }
 
 /** Jobs of enqueueMany go to Redis in chunks of this many. */
@@ -35,57 +58,182 @@ export const ENQUEUE_CHUNK = 500;
  */
 export class Producer {
   readonly #options: ProducerOptions;
-  readonly #queues = new Map<string, Queue>();
+  readonly #queues: AccountQueues;
+  /** True when the queues are the producer's own, so its close closes them. */
+  readonly #ownsQueues: boolean;
+  readonly #fingerprints: RequestFingerprints;
 
   constructor(options: ProducerOptions) {
     this.#options = options;
+    this.#ownsQueues = options.queues === undefined;
+    this.#queues = options.queues ?? new AccountQueues(options.connection, options.prefix);
+    this.#fingerprints = new RequestFingerprints(
+      options.connection,
+      options.prefix,
+      2 * options.retentionMs,
+    );
   }
 
-  /** Validates and enqueues one job; throws EnqueueValidationError naming every bad field. */
+  /**
+   * Validates and enqueues one job, urgent unless its `priority` says bulk; throws
+   * EnqueueValidationError naming every bad field, and IdempotencyKeyReusedError when its key
+   * already holds a different request.
+   */
   async enqueue(input: JobInput): Promise<EnqueuedJob> {
-    const [job] = await this.enqueueMany([input]).catch((error: unknown) => {
-      if (error instanceof EnqueueValidationError) throw new EnqueueValidationError(error.issues);
-      throw error;
-    });
-    return job as EnqueuedJob;
+    return (await this.enqueueKeyed(input)).job;
   }
 
-  /** Validates every job first, then enqueues them all in chunks; nothing is enqueued if one is bad. */
+  /** `enqueue`, also saying whether the key already held this same request (a replay). */
+  async enqueueKeyed(input: JobInput): Promise<KeyedJob> {
+    const envelope = this.envelopeOf(input);
+    const { jobs, uses } = await this.#enqueue([envelope], true, "urgent");
+    return { job: jobs[0] as EnqueuedJob, replayed: uses[0] === "replayed" };
+  }
+
+  /**
+   * Validates every job first, then enqueues them all in chunks; nothing is enqueued if one is
+   * bad. Many jobs at once are bulk, unless a job's `priority` says urgent.
+   */
   async enqueueMany(inputs: readonly JobInput[]): Promise<EnqueuedJob[]> {
     return this.enqueueEnvelopes(inputs.map((input, index) => this.envelopeOf(input, index)));
   }
 
   /**
    * Enqueues envelopes that `envelopeOf` returned (batches validate every row before anything
-   * is enqueued, and do not validate twice). Each envelope's job id derives from its key.
+   * is enqueued, and do not validate twice). Each envelope's job id derives from its key. A job
+   * goes in the lane its `priority` names, else in `lane` (docs/pipeline.md, "Lanes").
+   * Nothing is enqueued if one key holds another request.
    */
-  async enqueueEnvelopes(envelopes: readonly JobEnvelope[]): Promise<EnqueuedJob[]> {
-    const out: EnqueuedJob[] = [];
+  async enqueueEnvelopes(
+    envelopes: readonly JobEnvelope[],
+    lane: JobPriority = "bulk",
+  ): Promise<EnqueuedJob[]> {
+    return (await this.#enqueue(envelopes, true, lane)).jobs;
+  }
+
+  /**
+   * Enqueues the envelopes whose key is new or holds this same request; the others (their key
+   * holds another request) are left out and their indices answered. For a batch's rows, where
+   * such a row becomes a row issue while the others go on.
+   */
+  async enqueueUnlessReused(
+    envelopes: readonly JobEnvelope[],
+    lane: JobPriority = "bulk",
+  ): Promise<{ jobs: EnqueuedJob[]; reused: number[] }> {
+    const { jobs, uses } = await this.#enqueue(envelopes, false, lane);
+    const reused = uses.flatMap((u, i) => (u === "different" ? [i] : []));
+    return { jobs, reused };
+  }
+
+  /** Which of these job ids' keys hold a fingerprint (one MGET): only those can be taken. */
+  async fingerprinted(jobIds: readonly string[]): Promise<boolean[]> {
+    return this.#fingerprints.held(jobIds);
+  }
+
+  /**
+   * Whether each envelope's key is new, holds this same request, or holds a different one.
+   * Reads only; batches ask before they write anything.
+   */
+  async keyUses(envelopes: readonly JobEnvelope[]): Promise<KeyUse[]> {
+    return this.#fingerprints.check(envelopes.map((e) => this.#entry(e)));
+  }
+
+  /**
+   * Claims every key first, chunk by chunk, then adds the jobs: `refuse`, a key that holds
+   * another request gives back every claim and throws before any job is added; otherwise
+   * those envelopes are left out. A failed add gives the claims back too, so a retry is
+   * judged against the jobs that exist.
+   */
+  async #enqueue(
+    envelopes: readonly JobEnvelope[],
+    refuse: boolean,
+    lane: JobPriority,
+  ): Promise<{ jobs: EnqueuedJob[]; uses: KeyClaim[] }> {
+    const entries = envelopes.map((e) => this.#entry(e));
+    // One job (enqueue) has no index in its errors; several (enqueueMany, batches) do.
+    const offset = (i: number) => (envelopes.length > 1 ? i : undefined);
+    const uses: KeyClaim[] = [];
+    const fresh: FingerprintEntry[] = [];
+    try {
+      for (let i = 0; i < envelopes.length; i += ENQUEUE_CHUNK) {
+        const claimed = await this.#fingerprints.claim(entries.slice(i, i + ENQUEUE_CHUNK), refuse);
+        uses.push(...claimed.uses);
+        fresh.push(...claimed.fresh);
+        if (refuse)
+          this.#refuseReused(envelopes.slice(i, i + ENQUEUE_CHUNK), claimed.uses, offset(i));
+      }
+      // A replayed key's job exists, or it has its result: adding it again could run it twice.
+      await this.#add(
+        envelopes.filter((_, i) => uses[i] === "new" || uses[i] === "pending"),
+        lane,
+      );
+    } catch (error) {
+      await this.#fingerprints.release(fresh).catch(() => undefined);
+      throw error;
+    }
+    const jobs = envelopes.flatMap((e, i) =>
+      uses[i] === "different"
+        ? []
+        : [
+            {
+              jobId: entries[i]?.jobId as string,
+              account: e.account,
+              idempotencyKey: e.idempotencyKey,
+            },
+          ],
+    );
+    return { jobs, uses };
+  }
+
+  /** Adds the jobs, a chunk and an account per addBulk. */
+  async #add(envelopes: readonly JobEnvelope[], lane: JobPriority): Promise<void> {
     for (let i = 0; i < envelopes.length; i += ENQUEUE_CHUNK) {
-      const chunk = envelopes.slice(i, i + ENQUEUE_CHUNK);
       const byAccount = new Map<string, JobEnvelope[]>();
-      for (const e of chunk) {
+      for (const e of envelopes.slice(i, i + ENQUEUE_CHUNK)) {
         const list = byAccount.get(e.account);
         if (list) list.push(e);
         else byAccount.set(e.account, [e]);
       }
       for (const [account, list] of byAccount) {
-        await this.#queue(account).addBulk(
+        await this.#queues.get(account).addBulk(
           list.map((envelope) => ({
             name: envelope.kind,
-            data: { envelope },
-            opts: this.#jobOptions(envelope),
+            // The effective lane is kept in the envelope, so a replay can restore it.
+            data: { envelope: { ...envelope, priority: envelope.priority ?? lane } },
+            opts: this.#jobOptions(envelope, lane),
           })),
         );
       }
-      for (const e of chunk)
-        out.push({
-          jobId: jobIdFor(e.account, e.idempotencyKey),
-          account: e.account,
-          idempotencyKey: e.idempotencyKey,
-        });
     }
-    return out;
+  }
+
+  /** Throws for the first key that holds another request; `offset`: the chunk's start, if any. */
+  #refuseReused(
+    envelopes: readonly JobEnvelope[],
+    uses: readonly KeyClaim[],
+    offset: number | undefined,
+  ): void {
+    const at = uses.indexOf("different");
+    if (at < 0) return;
+    const e = envelopes[at] as JobEnvelope;
+    const jobId = jobIdFor(e.account, e.idempotencyKey);
+    throw new IdempotencyKeyReusedError(
+      jobId,
+      e.idempotencyKey,
+      offset === undefined ? undefined : offset + at,
+    );
+  }
+
+  /** What the fingerprint store needs of an envelope: its job id, job hash, result marker. */
+  #entry(envelope: JobEnvelope): FingerprintEntry {
+    const { prefix } = this.#options;
+    const jobId = jobIdFor(envelope.account, envelope.idempotencyKey);
+    return {
+      jobId,
+      jobKey: bullKeys.job(bullKeys.queue(prefix, accountQueueName(envelope.account)), jobId),
+      markerKey: resultMarkerKey(prefix, jobId),
+      fingerprint: requestFingerprint(envelope),
+    };
   }
 
   /** The job id `input` gets when enqueued (validates it first). */
@@ -114,6 +262,16 @@ export class Producer {
     }
     const parsed = validate(JobEnvelopeSchema, { ...input, idempotencyKey: idempotencyKey ?? "x" });
     if (!parsed.success) issues.push(...parsed.issues);
+    else {
+      const { kind, request } = parsed.data as JobEnvelope;
+      const profile = this.#options.profile ?? DEFAULT_PROVIDER_PROFILE;
+      for (const i of profileRequestIssues(
+        profile,
+        JOB_KINDS[kind].operation,
+        (request as { body?: unknown }).body,
+      ))
+        issues.push({ field: `request.body.${i.field}`, rule: i.rule });
+    }
     if (
       typeof input.account === "string" &&
       !this.#options.accounts.includes(input.account) &&
@@ -130,36 +288,23 @@ export class Producer {
 
   /** Removes a job no worker holds (BullMQ refuses one that is locked); true if removed. */
   async remove(account: string, jobId: string): Promise<boolean> {
-    return (await this.#queue(account).remove(jobId)) === 1;
+    return (await this.#queues.get(account).remove(jobId)) === 1;
   }
 
-  /** Closes the queues this producer opened (not the connection). Safe to call twice. */
+  /** Closes the queues this producer opened (not the connection, nor shared queues). Safe to call twice. */
   async close(): Promise<void> {
-    const queues = [...this.#queues.values()];
-    this.#queues.clear();
-    await Promise.allSettled(queues.map((q) => q.close()));
+    if (this.#ownsQueues) await this.#queues.close();
   }
 
-  #jobOptions(envelope: JobEnvelope): JobsOptions {
+  #jobOptions(envelope: JobEnvelope, lane: JobPriority): JobsOptions {
     const retentionSeconds = Math.ceil(this.#options.retentionMs / 1000);
     return {
       jobId: jobIdFor(envelope.account, envelope.idempotencyKey),
+      priority: LANE_PRIORITY[envelope.priority ?? lane],
       attempts: this.#options.maxAttempts,
       backoff: { type: "moneyq" },
       removeOnComplete: { age: retentionSeconds },
       removeOnFail: { age: retentionSeconds },
     };
-  }
-
-  #queue(account: string): Queue {
-    let queue = this.#queues.get(account);
-    if (!queue) {
-      queue = new Queue(accountQueueName(account), {
-        connection: this.#options.connection,
-        prefix: this.#options.prefix,
-      });
-      this.#queues.set(account, queue);
-    }
-    return queue;
   }
 }

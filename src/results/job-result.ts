@@ -28,6 +28,11 @@ export const JobResult = z.object({
   upstreamId: z.string().optional(),
   /** Final upstream status (SUCCESSFUL, FAILED, COMPLETED, ...). */
   upstreamStatus: z.string().optional(),
+  /**
+   * On `unrecognised_answer`: the provider's `data` as received (API key redacted), so an
+   * operator can settle the job by hand.
+   */
+  upstreamData: z.unknown().optional(),
   attempts: z.int(),
   enqueuedAt: z.string(),
   finishedAt: z.string(),

@@ -10,13 +10,16 @@ import {
   REPLAY_HEADER,
   RETRY_AFTER_HEADER,
 } from "../contract/headers.js";
+import { parseJsonText } from "../contract/json-text.js";
 import {
   OPERATION_IDS,
   type OperationId,
   type OperationSpec,
   operations,
 } from "../contract/operations.js";
+import { foreignNameIssues, translateRequest } from "../provider/requests.js";
 import { canonicalJson } from "./canonical-json.js";
+import { inDialect, type SandboxDialect } from "./dialect.js";
 import { toSandboxError } from "./envelope-reply.js";
 import { type HandlerInput, handlers } from "./handlers.js";
 import { LIVE_KEY_PREFIX, SANDBOX_KEY_PREFIX } from "./options.js";
@@ -36,6 +39,10 @@ export interface ApiRouteOptions {
   readonly bodyLimitBytes: number;
   /** Sockets of hung requests, destroyed on close. */
   readonly hung: Set<Socket>;
+  /** The shape of requests and answers (default: the contract's). */
+  readonly dialect?: SandboxDialect;
+  /** Refuse a repeated idempotency key with a 400 instead of replaying (SandboxOptions). */
+  readonly rejectRepeatedKeys?: boolean;
 }
 
 /** Registers every operation of the contract's table under `basePath`, and 405s for other methods. */
@@ -107,13 +114,11 @@ async function readGetBody(raw: IncomingMessage, limit: number): Promise<unknown
       throw new SandboxError(413, "payload_too_large", "body: larger than the sandbox accepts");
     chunks.push(chunk);
   }
-  const text = Buffer.concat(chunks).toString("utf8");
-  if (text === "") return undefined;
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw toSandboxError({ statusCode: 400 });
-  }
+  const parsed = parseJsonText(Buffer.concat(chunks).toString("utf8"));
+  if (parsed.ok) return parsed.value;
+  if (parsed.problem.rule.startsWith("not valid JSON")) throw toSandboxError({ statusCode: 400 });
+  const field = ["body", ...parsed.problem.path].join(".");
+  throw validationError([{ field, rule: parsed.problem.rule }]);
 }
 
 function parseInput(
@@ -139,6 +144,134 @@ function parseInput(
   return input as HandlerInput<never>;
 }
 
+/**
+ * Logs the request under the account its key names (none when the key is unknown); returns its
+ * place in the log.
+ */
+function recordRequest(control: SandboxControl, request: FastifyRequest): number {
+  const keyHeader = request.headers[API_KEY_HEADER];
+  const idempotencyKey = request.headers[IDEMPOTENCY_HEADER];
+  return control.log.record({
+    at: control.state.clock.now(),
+    accountId:
+      typeof keyHeader === "string"
+        ? (control.state.accountsByKey.get(keyHeader)?.accountId ?? null)
+        : null,
+    method: request.method,
+    path: request.url,
+    ...(typeof idempotencyKey === "string" && { idempotencyKey }),
+  });
+}
+
+type Faults = ReturnType<SandboxControl["faultsOf"]>;
+
+/** The account's faults before any work: its rate limit, a hang (true), an injected 5xx. */
+function injectFaults(
+  control: SandboxControl,
+  account: AccountRecord,
+  faults: Faults,
+  seq: number,
+): boolean {
+  const limit = faults?.settings.rateLimitPerSecond;
+  if (limit !== undefined) {
+    const wait = control.limiter.check(account.accountId, limit, control.state.clock.now());
+    if (wait !== undefined) {
+      control.log.markRateLimited(seq);
+      throw new SandboxError(
+        429,
+        "rate_limited",
+        `rate limit of ${limit} requests per second exceeded`,
+        {
+          headers: {
+            [RETRY_AFTER_HEADER]: String(faults?.settings.rateLimitRetryAfterSeconds ?? wait),
+          },
+        },
+      );
+    }
+  }
+  if (faults?.hang()) return true;
+  const injected = faults?.error();
+  if (injected !== undefined) {
+    throw new SandboxError(
+      injected,
+      injected === 503 ? "service_unavailable" : "internal_error",
+      SERVER_ERROR_MESSAGES[injected] as string,
+    );
+  }
+  return false;
+}
+
+/** The request in our names: a dialect's names translated back, then validated. */
+async function readRequest(
+  options: ApiRouteOptions,
+  id: OperationId,
+  op: OperationSpec,
+  request: FastifyRequest,
+) {
+  const rawBody =
+    op.method === "GET" && op.body
+      ? await readGetBody(request.raw, options.bodyLimitBytes)
+      : request.body;
+  const dialect = options.dialect ?? { kind: "default" };
+  const received = {
+    params: request.params as Record<string, unknown>,
+    query: request.query as Record<string, unknown>,
+    body: rawBody,
+  };
+  let parts = received;
+  if (dialect.kind === "profile") {
+    const unknown = foreignNameIssues(dialect.profile, id, received);
+    if (unknown.length > 0) throw validationError(unknown);
+    parts = translateRequest(dialect.profile, id, received, true) as typeof received;
+  }
+  return { rawBody, input: parseInput(op, parts.params, parts.query, parts.body) };
+}
+
+/**
+ * Begins an idempotent request under its key: the key, or the first answer replayed. With
+ * `rejectRepeatedKeys`, any key seen before is refused with a 400, as some providers do.
+ */
+function beginKey(
+  control: SandboxControl,
+  options: ApiRouteOptions,
+  account: AccountRecord,
+  op: OperationSpec,
+  request: FastifyRequest,
+  rawBody: unknown,
+): { readonly key: string } | { readonly replay: { status: number; body: unknown } } {
+  // The contract's header schema; x-api-key was settled by authentication already.
+  const headers = validate(IdempotentHeaders, request.headers);
+  if (!headers.success) throw validationError(headers.issues);
+  const key = headers.data[IDEMPOTENCY_HEADER] as string;
+  const fingerprint = createHash("sha256")
+    .update(canonicalJson([op.method, op.path, request.params, request.query, rawBody ?? null]))
+    .digest("base64url");
+  const begun = control.idempotency.begin(account.accountId, key, fingerprint);
+  if (begun.kind !== "new" && options.rejectRepeatedKeys) {
+    throw new SandboxError(
+      400,
+      "validation_error",
+      "idempotency key: this key was already used; send a new request with a new key",
+    );
+  }
+  if (begun.kind === "in_flight") {
+    throw new SandboxError(
+      409,
+      "idempotency_in_flight",
+      "a request with this idempotency key is still in progress; retry later",
+    );
+  }
+  if (begun.kind === "mismatch") {
+    throw new SandboxError(
+      422,
+      "idempotency_key_reused",
+      "this idempotency key was already used with a different request",
+    );
+  }
+  if (begun.kind === "replay") return { replay: begun.answer };
+  return { key };
+}
+
 async function handle(
   control: SandboxControl,
   options: ApiRouteOptions,
@@ -149,80 +282,24 @@ async function handle(
 ): Promise<void> {
   const { state } = control;
   state.settleDue();
-  const keyHeader = request.headers[API_KEY_HEADER];
-  control.log.record({
-    at: state.clock.now(),
-    accountId:
-      typeof keyHeader === "string"
-        ? (state.accountsByKey.get(keyHeader)?.accountId ?? null)
-        : null,
-    method: request.method,
-    path: request.url,
-  });
-  const account = authenticate(control, keyHeader);
+  const seq = recordRequest(control, request);
+  const account = authenticate(control, request.headers[API_KEY_HEADER]);
   const faults = control.faultsOf(account.accountId);
-  const limit = faults?.settings.rateLimitPerSecond;
-  if (limit !== undefined) {
-    const wait = control.limiter.check(account.accountId, limit, state.clock.now());
-    if (wait !== undefined) {
-      throw new SandboxError(
-        429,
-        "rate_limited",
-        `rate limit of ${limit} requests per second exceeded`,
-        {
-          headers: { [RETRY_AFTER_HEADER]: String(wait) },
-        },
-      );
-    }
-  }
-  if (faults?.hang()) {
+  if (injectFaults(control, account, faults, seq)) {
     reply.hijack();
     options.hung.add(request.raw.socket);
     return;
   }
-  const injected = faults?.error();
-  if (injected !== undefined) {
-    throw new SandboxError(
-      injected,
-      injected === 503 ? "service_unavailable" : "internal_error",
-      SERVER_ERROR_MESSAGES[injected] as string,
-    );
-  }
-
-  const rawBody =
-    op.method === "GET" && op.body
-      ? await readGetBody(request.raw, options.bodyLimitBytes)
-      : request.body;
-  const input = parseInput(op, request.params, request.query, rawBody);
+  const { rawBody, input } = await readRequest(options, id, op, request);
 
   let key: string | null = null;
   if (op.idempotent) {
-    // The contract's header schema; x-api-key was settled by authentication already.
-    const headers = validate(IdempotentHeaders, request.headers);
-    if (!headers.success) throw validationError(headers.issues);
-    key = headers.data[IDEMPOTENCY_HEADER] as string;
-    const fingerprint = createHash("sha256")
-      .update(canonicalJson([op.method, op.path, request.params, request.query, rawBody ?? null]))
-      .digest("base64url");
-    const begun = control.idempotency.begin(account.accountId, key, fingerprint);
-    if (begun.kind === "in_flight") {
-      throw new SandboxError(
-        409,
-        "idempotency_in_flight",
-        "a request with this idempotency key is still in progress; retry later",
-      );
-    }
-    if (begun.kind === "mismatch") {
-      throw new SandboxError(
-        422,
-        "idempotency_key_reused",
-        "this idempotency key was already used with a different request",
-      );
-    }
-    if (begun.kind === "replay") {
-      reply.code(begun.answer.status).header(REPLAY_HEADER, "true").send(begun.answer.body);
+    const begun = beginKey(control, options, account, op, request, rawBody);
+    if ("replay" in begun) {
+      reply.code(begun.replay.status).header(REPLAY_HEADER, "true").send(begun.replay.body);
       return;
     }
+    key = begun.key;
   }
 
   let body: unknown;
@@ -235,7 +312,11 @@ async function handle(
       { account, idempotencyKey: key },
       input,
     );
-    body = { success: true, message: op.summary, data };
+    body = {
+      success: true,
+      message: op.summary,
+      data: inDialect(options.dialect ?? { kind: "default" }, id, data, op.method === "POST"),
+    };
   } catch (error) {
     if (key !== null) control.idempotency.abandon(account.accountId, key);
     throw error;

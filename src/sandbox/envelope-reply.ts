@@ -1,7 +1,12 @@
 import type { FastifyReply } from "fastify";
 import { SandboxError } from "./sandbox-error.js";
 
-export function errorBody(error: SandboxError) {
+/**
+ * The spec's error envelope. `minimal` keeps only what spec 2.1 shows (`success`, `message`):
+ * a provider need not say `code` or `errors`, so the client must not depend on them.
+ */
+export function errorBody(error: SandboxError, minimal = false) {
+  if (minimal) return { success: false, message: error.message };
   return {
     success: false,
     message: error.message,
@@ -11,8 +16,8 @@ export function errorBody(error: SandboxError) {
 }
 
 /** Every non-success answer, in the spec's error envelope. */
-export function sendError(reply: FastifyReply, error: SandboxError): FastifyReply {
-  return reply.code(error.status).headers(error.headers).send(errorBody(error));
+export function sendError(reply: FastifyReply, error: SandboxError, minimal = false): FastifyReply {
+  return reply.code(error.status).headers(error.headers).send(errorBody(error, minimal));
 }
 
 /** Maps fastify's own errors (body parsing, limits) and anything unexpected into the envelope. */
@@ -24,7 +29,19 @@ export function toSandboxError(error: unknown): SandboxError {
     return new SandboxError(413, "payload_too_large", "body: larger than the sandbox accepts");
   }
   if (code === "FST_ERR_CTP_INVALID_MEDIA_TYPE" || status === 415) {
-    return new SandboxError(415, "unsupported_media_type", "body: must be application/json");
+    return new SandboxError(415, "unsupported_media_type", "body: must be application/json", {
+      errors: [{ field: "content-type", rule: "must be application/json" }],
+    });
+  }
+  if (code === "FST_ERR_MAX_PARAM_LENGTH") {
+    return new SandboxError(400, "validation_error", "path: a path parameter is too long", {
+      errors: [{ field: "path", rule: "each path parameter at most 2048 characters" }],
+    });
+  }
+  if (code === "FST_ERR_BAD_URL") {
+    return new SandboxError(400, "validation_error", "path: not a valid URL encoding", {
+      errors: [{ field: "path", rule: "not a valid URL encoding" }],
+    });
   }
   if (status === 400) {
     return new SandboxError(400, "validation_error", "body: malformed JSON", {

@@ -1,4 +1,5 @@
 import type { Currency } from "../contract/enums.js";
+import type { ProviderProfile } from "../provider/profile.js";
 import type { FaultSettingsInput } from "./faults.js";
 
 export interface SandboxAccountSeed {
@@ -32,6 +33,18 @@ export interface SandboxOptions {
   readonly seed?: number;
   /** Requests kept in the request log for the control API. Default 200000. */
   readonly requestLogSize?: number;
+  /**
+   * Answer (and accept requests) in the dialect this provider profile describes, as another
+   * provider would (docs/provider-profile.md). Default: the contract's shapes.
+   */
+  readonly profile?: ProviderProfile;
+  /** Answer every operation with only the envelope and an empty `data`, as spec 2.1 allows. */
+  readonly specMinimal?: boolean;
+  /**
+   * Refuse any repeated idempotency key with a 400 instead of replaying the first answer, as a
+   * provider may: a resend after a dropped answer is then refused although the first was paid.
+   */
+  readonly rejectRepeatedKeys?: boolean;
 }
 
 export const DEMO_ACCOUNT_ID = "acct_demo";

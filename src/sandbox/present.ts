@@ -15,6 +15,22 @@ import type {
 } from "./records.js";
 import { type SandboxState, walletBalance } from "./sandbox-state.js";
 
+/**
+ * The named fields of `record` that are set: an answer leaves an unset optional field out
+ * rather than sending it as undefined.
+ */
+function definedFields<R, K extends keyof R>(
+  record: R,
+  keys: readonly K[],
+): { [P in K]?: Exclude<R[P], undefined> } {
+  const fields: { [P in K]?: Exclude<R[P], undefined> } = {};
+  for (const key of keys) {
+    const value = record[key];
+    if (value !== undefined) fields[key] = value as Exclude<R[K], undefined>;
+  }
+  return fields;
+}
+
 /** Records as the contract's `data` shapes: fiat in major units, stable as decimal strings. */
 export function presentTransaction(t: TransactionRecord): Transaction {
   return {
@@ -25,10 +41,7 @@ export function presentTransaction(t: TransactionRecord): Transaction {
     amount: minorToFiat(t.amountMinor),
     fee: minorToFiat(t.feeMinor),
     currency: t.currency,
-    ...(t.narration !== undefined && { narration: t.narration }),
-    ...(t.failureReason !== undefined && { failureReason: t.failureReason }),
-    ...(t.reversalOf !== undefined && { reversalOf: t.reversalOf }),
-    ...(t.reversedBy !== undefined && { reversedBy: t.reversedBy }),
+    ...definedFields(t, ["narration", "failureReason", "reversalOf", "reversedBy"]),
     createdAt: t.createdAt,
     updatedAt: t.updatedAt,
   };
@@ -43,9 +56,7 @@ export function presentStableTransaction(t: StableTransactionRecord): StableTran
     currency: t.currency,
     network: t.network,
     amount: microToStable(t.amountMicro),
-    ...(t.toAddress !== undefined && { toAddress: t.toAddress }),
-    ...(t.relatedTransactionId !== undefined && { relatedTransactionId: t.relatedTransactionId }),
-    ...(t.failureReason !== undefined && { failureReason: t.failureReason }),
+    ...definedFields(t, ["toAddress", "relatedTransactionId", "failureReason"]),
     createdAt: t.createdAt,
     updatedAt: t.updatedAt,
   };
@@ -63,8 +74,7 @@ export function presentOrder(o: OrderRecord): Order {
     convertedAmount: minorToFiat(o.convertedMinor),
     buyerDebitPaymentMethod: o.buyerDebitPaymentMethod,
     buyerCreditPaymentMethod: o.buyerCreditPaymentMethod,
-    ...(o.paymentLinkToken !== undefined && { paymentLinkToken: o.paymentLinkToken }),
-    ...(o.failureReason !== undefined && { failureReason: o.failureReason }),
+    ...definedFields(o, ["paymentLinkToken", "failureReason"]),
     createdAt: o.createdAt,
     updatedAt: o.updatedAt,
   };

@@ -1,7 +1,9 @@
 import type { Socket } from "node:net";
 import Fastify, { type FastifyInstance } from "fastify";
+import { installJsonBodyParser } from "../contract/json-body-parser.js";
 import { registerApiRoutes } from "./api-routes.js";
 import { CONTROL_PATH, registerControlRoutes } from "./control-routes.js";
+import type { SandboxDialect } from "./dialect.js";
 import { sendError, toSandboxError } from "./envelope-reply.js";
 import { SANDBOX_DEFAULTS, type SandboxOptions } from "./options.js";
 import { SandboxControl } from "./sandbox-control.js";
@@ -26,15 +28,28 @@ export interface RunningSandbox {
 /** Builds the sandbox's HTTP app without listening (benchmarks and embedding use it). */
 export function buildSandboxApp(
   control: SandboxControl,
-  options: { bodyLimitBytes: number; hung: Set<Socket> },
+  options: {
+    bodyLimitBytes: number;
+    hung: Set<Socket>;
+    dialect?: SandboxDialect;
+    rejectRepeatedKeys?: boolean;
+  },
 ): FastifyInstance {
+  const minimal = options.dialect?.kind === "spec-minimal";
   const app = Fastify({
     logger: false,
     bodyLimit: options.bodyLimitBytes,
     // Long ids must reach validation, which names the field and its limit.
     routerOptions: { maxParamLength: 2048 },
     // Errors the router raises before any route (bad URL encoding, ...) get the envelope too.
-    frameworkErrors: (error, _request, reply) => sendError(reply, toSandboxError(error)),
+    frameworkErrors: (error, _request, reply) => sendError(reply, toSandboxError(error), minimal),
+  });
+  // JSON only, by the contract's rules (nesting, digits, prototype keys): text/plain is a 415.
+  installJsonBodyParser(app, (problem) => {
+    const field = ["body", ...problem.path].join(".");
+    return new SandboxError(400, "validation_error", `${field}: ${problem.rule}`, {
+      errors: [{ field, rule: problem.rule }],
+    });
   });
   let requests = 0;
   app.addHook("onRequest", (_request, reply, done) => {
@@ -42,20 +57,30 @@ export function buildSandboxApp(
     reply.header("x-request-id", `req_${requests.toString(36)}`);
     done();
   });
-  app.setErrorHandler((error, _request, reply) => sendError(reply, toSandboxError(error)));
+  app.setErrorHandler((error, _request, reply) => sendError(reply, toSandboxError(error), minimal));
   app.setNotFoundHandler((request, reply) =>
     sendError(
       reply,
       new SandboxError(404, "not_found", `no route ${request.method} ${request.url.split("?")[0]}`),
+      minimal,
     ),
   );
   registerApiRoutes(app, control, {
     basePath: SANDBOX_BASE_PATH,
     bodyLimitBytes: options.bodyLimitBytes,
     hung: options.hung,
+    ...(options.dialect && { dialect: options.dialect }),
+    rejectRepeatedKeys: options.rejectRepeatedKeys === true,
   });
   registerControlRoutes(app, control);
   return app;
+}
+
+function dialectOf(options: SandboxOptions): SandboxDialect {
+  if (options.specMinimal && options.profile)
+    throw new TypeError("startSandbox: give a profile or specMinimal, not both");
+  if (options.specMinimal) return { kind: "spec-minimal" };
+  return options.profile ? { kind: "profile", profile: options.profile } : { kind: "default" };
 }
 
 /** Starts a sandbox on a real port (default: a free one on 127.0.0.1). */
@@ -73,6 +98,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
   const app = buildSandboxApp(control, {
     bodyLimitBytes: options.bodyLimitBytes ?? SANDBOX_DEFAULTS.bodyLimitBytes,
     hung,
+    dialect: dialectOf(options),
+    rejectRepeatedKeys: options.rejectRepeatedKeys === true,
   });
   const host = options.host ?? SANDBOX_DEFAULTS.host;
   await app.listen({ host, port: options.port ?? SANDBOX_DEFAULTS.port });

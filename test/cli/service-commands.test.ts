@@ -2,10 +2,11 @@ import { spawn } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, inject, it, onTestFinished } from "vitest";
-import { RedisUnavailableError } from "../../src/embedded/redis-unavailable-error.js";
-import { serviceRedis } from "../../src/embedded/service-redis.js";
-import { EMBEDDED_DEV_TOKEN } from "../../src/main.js";
+import { serviceRedis } from "../../src/redis/service-redis.js";
+import { RedisUnavailableError } from "../../src/redis/unavailable-error.js";
+import { EMBEDDED_DEV_TOKEN } from "../../src/service/start-service.js";
 import { spawnCli } from "../helpers/cli.js";
+import { useTestRedis } from "../helpers/redis.js";
 import { until } from "../helpers/service.js";
 
 const root = join(import.meta.dirname, "..", "..");
@@ -54,9 +55,12 @@ describe("npm run demo", () => {
 });
 
 describe("moneyq start on embedded defaults", () => {
-  it("runs the sandbox in-process and a private redis-server, says so first, serves jobs, and stops on SIGTERM", async () => {
+  const startRedis = useTestRedis("start");
+  // A private redis-server stands in only when REDIS_URL is not set (test/security/redis-at-start.test.ts).
+  it("runs the sandbox in-process, says so first, serves jobs, and stops on SIGTERM", async () => {
     const child = spawnCli(["start"], {
-      REDIS_URL: "redis://127.0.0.1:1",
+      REDIS_URL: startRedis.url,
+      MONEYQ_REDIS_PREFIX: startRedis.prefix,
       MONEYQ_API_PORT: "0",
     });
     let stdout = "";
@@ -71,8 +75,7 @@ describe("moneyq start on embedded defaults", () => {
     const first = JSON.parse(lines[0] as string);
     expect(first.msg).toContain("moneyq starting (all)");
     expect(first.msg).toContain("no PAYMENTS_API_URL: the embedded sandbox at http://127.0.0.1:");
-    expect(first.msg).toContain("Redis did not answer at redis://127.0.0.1:1");
-    expect(first.msg).toMatch(/jobs live in a private redis-server at redis:\/\/127\.0\.0\.1:\d+/);
+    expect(first.msg).not.toContain("private redis-server");
     const apiUrl = JSON.parse(lines.find((l) => l.includes("API listening")) as string).api;
     expect((await fetch(`${apiUrl}/readyz`)).status).toBe(200);
     const auth = {

@@ -94,13 +94,18 @@ describe("PaymentsClient requests", () => {
     }
   });
 
-  it("encodes path ids so that they cannot change the path", async () => {
+  it("encodes path ids so that they cannot change the path, and refuses '/', '.' and '..'", async () => {
     server.reply({
       status: 200,
       body: { success: true, message: "ok", data: responseExamples.getOrder },
     });
-    await client.getOrder({ params: { orderId: "../wallet?x=1" } });
-    expect(server.requests[0]?.url).toBe("/api/v1/order/..%2Fwallet%3Fx%3D1");
+    await client.getOrder({ params: { orderId: "ord?x=1#y" } });
+    expect(server.requests[0]?.url).toBe("/api/v1/order/ord%3Fx%3D1%23y");
+    for (const orderId of ["../wallet?x=1", "..", ".", "a/b", "ord 1"])
+      await expect(client.getOrder({ params: { orderId } })).rejects.toThrow(
+        /params\.orderId: must/,
+      );
+    expect(server.requests).toHaveLength(1);
   });
 
   it("sends the JSON body on the GET of identity verification (4.7)", async () => {
@@ -249,8 +254,8 @@ const errorCases: ErrorCase[] = [
     reached: true,
   },
   {
-    name: "200 wrong shape",
-    reply: { status: 200, body: { success: true, message: "ok", data: { id: 1 } } },
+    name: "200 not the envelope",
+    reply: { status: 200, body: { success: true, data: { id: 1 } } },
     type: PaymentsResponseError,
     code: "invalid_response",
     reached: true,
@@ -351,7 +356,7 @@ describe("the API key never leaks through an error", () => {
       body: { success: false, message: `unknown key ${CANARY}`, echo: { key: CANARY } },
     },
     { status: 500, raw: `upstream crashed with key=${CANARY}` },
-    { status: 200, raw: `{"success":true,"message":"${CANARY}","data":{}}` },
+    { status: 200, raw: `{"success":true,"message":"${CANARY}","data":[]}` },
     { hang: true },
   ];
 

@@ -36,6 +36,14 @@ describe("shouldRetry", () => {
     ["timeout", new PaymentsTimeoutError(init), true],
     ["connection", new PaymentsConnectionError(init), true],
     ["invalid response", new PaymentsResponseError(init), true],
+    [
+      "success: true in an unreadable body: its effect is certain",
+      new PaymentsResponseError({
+        ...init,
+        definiteAnswer: { message: "ok", data: undefined, unreadable: "not an object" },
+      }),
+      false,
+    ],
     ["a programming error", new TypeError("x"), false],
     ["not an error", "oops", false],
   ];

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { createLogger } from "../../src/logger.js";
-import { type Service, startService } from "../../src/main.js";
+import { type Service, startService } from "../../src/service/start-service.js";
 import { installed } from "../helpers/installed.js";
 import { startPrometheus, type TestPrometheus } from "../helpers/prometheus.js";
 import { bankCsv, until, useService } from "../helpers/service.js";
@@ -122,13 +122,19 @@ describe("a real Prometheus scraping moneyq while a batch runs", () => {
       (s) => s.body.state === "completed_with_failures",
       120_000,
     );
-    expect(status.body.counts).toMatchObject({ succeeded: 192, failed: 8 });
+    // The 8 rows without funds are refused; one whose earlier attempt met a 5xx may have been
+    // paid by it, so it is held for an operator (needs_reconciliation), never reported failed.
+    const counts = status.body.counts as Record<string, number>;
+    expect(counts.succeeded).toBe(192);
+    expect((counts.failed ?? 0) + (counts.needs_reconciliation ?? 0)).toBe(8);
     // What the batch went through shows up in the series the panels chart.
     await until(
       () => value('sum(moneyq_jobs_finished_total{account="alpha"})'),
       (v) => v === 200,
     );
-    expect(await value('sum(moneyq_job_errors_total{code="insufficient_funds"})')).toBe(8);
+    expect(await value('sum(moneyq_job_errors_total{code="insufficient_funds"})')).toBe(
+      counts.failed,
+    );
     expect(await value(pauses)).toBeGreaterThan(0);
     expect(await value("sum(moneyq_job_retries_total)")).toBeGreaterThan(0);
   }, 240_000);

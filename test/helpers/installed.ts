@@ -1,4 +1,4 @@
-import { findOnPath } from "../../src/embedded/private-redis.js";
+import { findOnPath } from "../../src/redis/private-redis.js";
 
 /** The path of `name` on PATH, or an error naming the Debian package (.ci/run installs each). */
 export function installed(name: string, debianPackage: string): string {

@@ -5,10 +5,12 @@ import { type Config, loadConfig } from "../../src/config.js";
 import { createLogger } from "../../src/logger.js";
 import { type RunningWorkers, startWorkers } from "../../src/processors/start-workers.js";
 import { Producer } from "../../src/queues/producer.js";
+import { resultsStreamKey } from "../../src/redis/keys.js";
 import { JobResult } from "../../src/results/job-result.js";
-import type { SandboxAccountSeed } from "../../src/sandbox/index.js";
+import type { SandboxAccountSeed, SandboxOptions } from "../../src/sandbox/index.js";
 import { useTestRedis } from "./redis.js";
 import { type TestSandbox, useSandbox } from "./sandbox.js";
+import { waitFor } from "./wait-until.js";
 
 export interface PipelineHarness {
   readonly sb: TestSandbox;
@@ -39,9 +41,12 @@ export function usePipeline(
     settleDelayMs?: number;
     startWorkers?: boolean;
     sandboxAccounts?: SandboxAccountSeed[];
+    /** More sandbox options: a provider dialect (profile, specMinimal). */
+    sandbox?: SandboxOptions;
   } = {},
 ): PipelineHarness {
   const sb = useSandbox({
+    ...options.sandbox,
     settleDelayMs: options.settleDelayMs ?? 50,
     ...(options.sandboxAccounts && { accounts: options.sandboxAccounts }),
   });
@@ -83,6 +88,7 @@ export function usePipeline(
       accounts: config.accounts.map((a) => a.alias),
       maxAttempts: config.pipeline.maxAttempts,
       retentionMs: config.pipeline.retentionMs,
+      profile: config.provider,
     });
     if (options.startWorkers !== false) workers = await start();
   });
@@ -96,7 +102,11 @@ export function usePipeline(
   let cursor = "-";
   const results = async () => {
     const c = config as Config;
-    const entries = await (connection as Redis).xrange(`${c.redisPrefix}:results`, cursor, "+");
+    const entries = await (connection as Redis).xrange(
+      resultsStreamKey(c.redisPrefix),
+      cursor,
+      "+",
+    );
     for (const [id, fields] of entries) {
       if (id === cursor) continue;
       seen.push(JobResult.parse(JSON.parse(fields[1] as string)));
@@ -122,26 +132,18 @@ export function usePipeline(
       return w;
     },
     results,
-    async waitForResults(count, timeoutMs = 20_000) {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const found = await results();
-        if (found.length >= count) return found;
-        if (Date.now() > deadline)
-          throw new Error(`waited ${timeoutMs} ms for ${count} results, have ${found.length}`);
-        await new Promise((r) => setTimeout(r, 25));
-      }
-    },
+    waitForResults: (count, timeoutMs = 20_000) =>
+      waitFor(
+        results,
+        (found) => found.length >= count,
+        timeoutMs,
+        (found) => `${count} results, have ${found.length}`,
+      ),
     env: () => fullEnv,
     async resultOf(jobId, timeoutMs = 20_000, skip = 0) {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const found = (await results()).filter((r) => r.jobId === jobId)[skip];
-        if (found) return found;
-        if (Date.now() > deadline)
-          throw new Error(`waited ${timeoutMs} ms for the result of ${jobId}`);
-        await new Promise((r) => setTimeout(r, 25));
-      }
+      const nth = async () => (await results()).filter((r) => r.jobId === jobId)[skip];
+      const found = await waitFor(nth, (r) => r !== undefined, timeoutMs, `the result of ${jobId}`);
+      return found as JobResult;
     },
   };
 }

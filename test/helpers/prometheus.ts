@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { freePort } from "../../src/embedded/private-redis.js";
+import { freePort } from "../../src/redis/private-redis.js";
 import { installed } from "./installed.js";
 
 export interface QueryAnswer {

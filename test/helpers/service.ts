@@ -2,9 +2,10 @@ import type { Redis } from "ioredis";
 import { afterAll, beforeAll } from "vitest";
 import { type Config, loadConfig } from "../../src/config.js";
 import { createLogger } from "../../src/logger.js";
-import { type Service, startService } from "../../src/main.js";
+import { type Service, startService } from "../../src/service/start-service.js";
 import { useTestRedis } from "./redis.js";
 import { type TestSandbox, useSandbox } from "./sandbox.js";
+import { waitFor } from "./wait-until.js";
 
 export const ALPHA_TOKEN = "tok_alpha_0123456789abcdef";
 export const BETA_TOKEN = "tok_beta_0123456789abcdef0";
@@ -116,20 +117,19 @@ export function useService(env: Record<string, string> = {}): ServiceHarness {
   };
 }
 
-/** Polls `read` until `done` holds (bounded). */
-export async function until<T>(
+/** Polls `read` every 50 ms until `done` holds, for 20 s unless told; returns that reading. */
+export function until<T>(
   read: () => Promise<T>,
   done: (value: T) => boolean,
   timeoutMs = 20_000,
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline)
-      throw new Error(`condition not met in ${timeoutMs} ms: ${JSON.stringify(value)}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  return waitFor(
+    read,
+    done,
+    timeoutMs,
+    (last) => `the condition (last reading: ${JSON.stringify(last)})`,
+    50,
+  );
 }
 
 /** A bank payout CSV: `rows` lines with references `${prefix}-N`; `patch` edits lines. */

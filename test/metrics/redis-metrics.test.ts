@@ -2,10 +2,11 @@ import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startPrivateRedis } from "../../src/embedded/private-redis.js";
 import { registerRedisMetrics } from "../../src/metrics/redis-metrics.js";
 import { AccountPauses } from "../../src/queues/account-pauses.js";
 import { accountQueueName } from "../../src/queues/queue-names.js";
+import { resultsStreamKey } from "../../src/redis/keys.js";
+import { startPrivateRedis } from "../../src/redis/private-redis.js";
 import { installed } from "../helpers/installed.js";
 import { useTestRedis } from "../helpers/redis.js";
 
@@ -21,7 +22,7 @@ function registryWith(conn: Redis, cacheMs: number): Registry {
     prefix: redis.prefix,
     queues,
     pauses: new AccountPauses(conn, redis.prefix, queues),
-    resultsStreamKey: `${redis.prefix}:results`,
+    resultsStreamKey: resultsStreamKey(redis.prefix),
     cacheMs,
     now: () => clock,
   });
@@ -52,7 +53,7 @@ describe("Redis readings at scrape time", () => {
     await alpha.add("payout", {}, { jobId: "newer", timestamp: clock - 5_000 });
     await alpha.add("payout", {}, { jobId: "later", delay: 60_000 });
     await new AccountPauses(connection, redis.prefix, queues).pause("beta", "test");
-    await connection.xadd(`${redis.prefix}:results`, "*", "result", "{}");
+    await connection.xadd(resultsStreamKey(redis.prefix), "*", "result", "{}");
     const registry = registryWith(connection, 0);
     expect(await values(registry, "moneyq_queue_jobs")).toEqual(
       expect.arrayContaining([
@@ -103,7 +104,7 @@ describe("Redis readings at scrape time", () => {
       prefix: redis.prefix,
       queues: own,
       pauses: new AccountPauses(conn, redis.prefix, own),
-      resultsStreamKey: `${redis.prefix}:results`,
+      resultsStreamKey: resultsStreamKey(redis.prefix),
       cacheMs: 0,
       timeoutMs: 300,
     });

@@ -4,8 +4,10 @@ import { describe, expect, it } from "vitest";
 import { registerRedisMetrics } from "../../src/metrics/redis-metrics.js";
 import type { JobInput } from "../../src/queues/job-envelope.js";
 import { accountQueueName } from "../../src/queues/queue-names.js";
+import { fingerprintKey } from "../../src/redis/keys.js";
 import { DEMO_API_KEY } from "../../src/sandbox/index.js";
 import { usePipeline } from "../helpers/pipeline.js";
+import { waitFor, waitUntil } from "../helpers/wait-until.js";
 
 const key = (name: string) => `sk_sandbox_classify_${name}_0001`;
 const ACCOUNTS = {
@@ -154,6 +156,9 @@ describe("each row of the classification table, driven through the sandbox", () 
     });
     await (await Job.fromId(queue, r1.jobId))?.remove();
     await p.workers().results.forget("default", r1.jobId);
+    // The producer would refuse another request under this key itself (its stored fingerprint):
+    // forgotten too, so that the provider's own refusal is what this row classifies.
+    await p.connection().del(fingerprintKey(p.config().redisPrefix, r1.jobId));
     await queue.close();
     const r2 = await run({
       ...first,
@@ -186,11 +191,13 @@ describe("each row of the classification table, driven through the sandbox", () 
       (await p.workers().metrics.retries.get()).values
         .filter((v) => v.labels.account === "slow")
         .map((v) => v.labels.reason);
-    const deadline = Date.now() + 20_000;
-    while (!(await reasons()).includes("in_flight")) {
-      if (Date.now() > deadline) throw new Error(`no in-flight retry; retries: ${await reasons()}`);
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    await waitFor(
+      reasons,
+      (seen) => seen.includes("in_flight"),
+      20_000,
+      (seen) => `an in-flight retry; retries: ${seen}`,
+      20,
+    );
     await p.sb.control("DELETE", "/accounts/acct_slow/faults");
     const r = await p.resultOf(jobId);
     expect(r.result).toBe("succeeded");
@@ -237,11 +244,12 @@ describe("each row of the classification table, driven through the sandbox", () 
       connection: p.connection(),
       prefix: p.config().redisPrefix,
     });
-    const deadline = Date.now() + 20_000;
-    while ((await Job.fromId(queue, jobId))?.data.state?.phase !== "reconcile") {
-      if (Date.now() > deadline) throw new Error("job never reached the lookup phase");
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    await waitUntil(
+      async () => (await Job.fromId(queue, jobId))?.data.state?.phase === "reconcile",
+      20_000,
+      "the job to reach the lookup phase",
+      20,
+    );
     await p.sb.control("DELETE", "/accounts/acct_plain/faults");
     await queue.close();
     const r = await p.resultOf(jobId);
@@ -273,11 +281,12 @@ describe("each row of the classification table, driven through the sandbox", () 
   it("401: the account pauses instead of failing the batch, and resuming finishes it", async () => {
     const jobs = [payout("broken"), payout("broken")];
     const enqueued = await Promise.all(jobs.map((j) => p.producer().enqueue(j)));
-    const deadline = Date.now() + 10_000;
-    while ((await p.workers().pauses.list()).length === 0) {
-      if (Date.now() > deadline) throw new Error("account never paused");
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    await waitUntil(
+      async () => (await p.workers().pauses.list()).length > 0,
+      10_000,
+      "the account to pause",
+      20,
+    );
     expect(await p.workers().pauses.list()).toEqual([
       expect.objectContaining({
         account: "broken",

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { JobInput } from "../../src/queues/job-envelope.js";
 import { TRON_ADDRESS } from "../fixtures/operation-examples.js";
 import { usePipeline } from "../helpers/pipeline.js";
+import { waitFor } from "../helpers/wait-until.js";
 
 const p = usePipeline();
 
@@ -141,11 +142,12 @@ describe("every job kind end to end", () => {
     const jobId = enqueued?.jobId as string;
     const streamed = await p.resultOf(jobId);
     const queue = p.workers().queues.get("default");
-    let job = await queue?.getJob(jobId);
-    for (let i = 0; job && !job.finishedOn && i < 200; i += 1) {
-      await new Promise((r) => setTimeout(r, 25));
-      job = await queue?.getJob(jobId);
-    }
+    const job = await waitFor(
+      async () => queue?.getJob(jobId),
+      (found) => found === undefined || Boolean(found.finishedOn),
+      5_000,
+      "the job to be marked finished",
+    );
     expect(await job?.getState()).toBe("completed");
     expect(job?.returnvalue ?? null).toBeNull();
     expect(await p.workers().results.get(jobId)).toEqual(streamed);

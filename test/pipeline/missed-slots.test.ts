@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { payoutBatch } from "../fixtures/batches.js";
 import { usePipeline } from "../helpers/pipeline.js";
+import { waitUntil } from "../helpers/wait-until.js";
 
 // 10 requests/s: slots 104 ms apart, so eight concurrent jobs hold slots up to a second ahead.
 const p = usePipeline({ MONEYQ_RATE_LIMIT_PER_SECOND: "10", MONEYQ_CONCURRENCY: "8" });
@@ -13,7 +14,7 @@ describe("a worker that wakes up too late for its slot", () => {
     expect(await counted("rateSlotsMissed")).toBe(0);
     const jobs = payoutBatch("missed", 12);
     await p.producer().enqueueMany(jobs);
-    while ((await counted("upstreamRequests")) === 0) await new Promise((r) => setTimeout(r, 5));
+    await waitUntil(async () => (await counted("upstreamRequests")) > 0, 20_000, "a request", 5);
     // The event loop held for 400 ms, as on an overloaded host: every slot inside it is late.
     const until = performance.now() + 400;
     while (performance.now() < until);

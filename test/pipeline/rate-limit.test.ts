@@ -2,10 +2,12 @@ import type { ChildProcess } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
 import { Producer } from "../../src/queues/producer.js";
+import { resultsStreamKey } from "../../src/redis/keys.js";
 import { payoutBatch } from "../fixtures/batches.js";
 import { exitOf, spawnCli, spawnWorker } from "../helpers/cli.js";
 import { useTestRedis } from "../helpers/redis.js";
 import { call } from "../helpers/sandbox.js";
+import { waitUntil } from "../helpers/wait-until.js";
 
 const RATE = 40;
 const JOBS = 240;
@@ -63,11 +65,12 @@ describe("the per-account rate limit", () => {
       retentionMs: config.pipeline.retentionMs,
     });
     await producer.enqueueMany(payoutBatch("rate", JOBS, "limited"));
-    const deadline = Date.now() + 200_000;
-    while ((await connection.xlen(`${config.redisPrefix}:results`)) < JOBS) {
-      if (Date.now() > deadline) throw new Error("batch did not finish");
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await waitUntil(
+      async () => (await connection.xlen(resultsStreamKey(config.redisPrefix))) >= JOBS,
+      200_000,
+      "the batch's results",
+      100,
+    );
     await producer.close();
 
     const log = (

@@ -5,6 +5,7 @@ import { payoutBatch } from "../fixtures/batches.js";
 import { exitOf, spawnWorker } from "../helpers/cli.js";
 import { expectExactlyOnce } from "../helpers/exactly-once.js";
 import { usePipeline } from "../helpers/pipeline.js";
+import { waitUntil } from "../helpers/wait-until.js";
 
 const GRACE_MS = 4000;
 const p = usePipeline(
@@ -41,14 +42,6 @@ afterEach(async () => {
     }
   }
 });
-
-async function waitUntil(check: () => Promise<boolean>, timeoutMs: number, what: string) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 describe("worker processes", () => {
   it("a worker killed with SIGKILL mid-batch, then restarted: one result per job, one effect per key", async () => {

@@ -5,6 +5,7 @@ import {
   PaymentsIdempotencyInFlightError,
   PaymentsIdempotencyKeyReusedError,
   PaymentsInsufficientFundsError,
+  PaymentsInvalidRequestError,
   PaymentsNotFoundError,
   PaymentsRateLimitError,
   PaymentsResponseError,
@@ -12,6 +13,7 @@ import {
   PaymentsTimeoutError,
   PaymentsValidationError,
 } from "../../src/client/errors.js";
+import { toTransportError } from "../../src/client/transport-error.js";
 import {
   type Action,
   type ClassifyContext,
@@ -23,11 +25,29 @@ const base = { operation: "withdrawToBank", message: "withdrawToBank: m" };
 const reached = { ...base, mayHaveReachedServer: true };
 const notSent = { ...base, mayHaveReachedServer: false };
 const err = (error: unknown): Outcome => ({ type: "error", error });
-const submit: ClassifyContext = { phase: "submit", idempotent: true, lastAttempt: false };
+const submit: ClassifyContext = {
+  phase: "submit",
+  idempotent: true,
+  lastAttempt: false,
+  sentBefore: false,
+};
 const last: ClassifyContext = { ...submit, lastAttempt: true };
-const confirm: ClassifyContext = { ...submit, phase: "confirm" };
-const reconcile: ClassifyContext = { ...submit, phase: "reconcile" };
+const confirm: ClassifyContext = { ...submit, phase: "confirm", sentBefore: true };
+const reconcile: ClassifyContext = { ...submit, phase: "reconcile", sentBefore: true };
 const nonIdem: ClassifyContext = { ...submit, idempotent: false };
+/** A later attempt of a job whose first one may have reached the provider. */
+const again: ClassifyContext = { ...submit, sentBefore: true };
+
+const badKey = () =>
+  new PaymentsInvalidRequestError({
+    operation: "withdrawToBank",
+    field: "idempotencyKey",
+    rule: "must be visible ASCII",
+  });
+const NOT_SENT_KEY = "idempotencyKey: must be visible ASCII; the request was not sent";
+/** undici's refusal of a header, as thrown before the request left or after its status arrived. */
+const undiciRefusal = () =>
+  Object.assign(new Error("invalid idempotencykey header"), { code: "UND_ERR_INVALID_ARG" });
 
 const table: [string, Outcome, ClassifyContext, Action][] = [
   ["200, terminal success", { type: "answer", state: "succeeded" }, submit, { type: "succeed" }],
@@ -138,14 +158,38 @@ const table: [string, Outcome, ClassifyContext, Action][] = [
     { type: "reconcile", reason: "in_flight" },
   ],
   [
-    "lookup still unknown",
+    "lookup still unknown after a timeout, lookups left: look again",
     err(new PaymentsTimeoutError(reached)),
     reconcile,
+    { type: "reconcile", reason: "timeout" },
+  ],
+  [
+    "last lookup still unknown",
+    err(new PaymentsTimeoutError(reached)),
+    { ...reconcile, lastAttempt: true },
     {
       type: "needs_reconciliation",
       code: "outcome_unknown",
       message: "outcome still unknown after lookup: withdrawToBank: m",
     },
+  ],
+  [
+    "last lookup meets the first request still in flight: look again until the deadline",
+    err(new PaymentsIdempotencyInFlightError(reached)),
+    { ...reconcile, lastAttempt: true },
+    { type: "reconcile", reason: "in_flight" },
+  ],
+  [
+    "lookup meets a passing 5xx: look again",
+    err(new PaymentsServerError(reached)),
+    reconcile,
+    { type: "reconcile", reason: "server_error" },
+  ],
+  [
+    "lookup meets a dropped connection: look again",
+    err(new PaymentsConnectionError(reached)),
+    reconcile,
+    { type: "reconcile", reason: "connection_error" },
   ],
   [
     "lookup meets the first request still in flight",
@@ -154,10 +198,49 @@ const table: [string, Outcome, ClassifyContext, Action][] = [
     { type: "reconcile", reason: "in_flight" },
   ],
   [
-    "lookup finds a definite refusal",
+    // The resend is refused (a provider refusing a repeated key): the first may have paid.
+    "lookup finds a refusal of the resend",
     err(new PaymentsValidationError(reached)),
     reconcile,
-    { type: "fail", code: "validation_error", message: "withdrawToBank: m" },
+    {
+      type: "needs_reconciliation",
+      code: "outcome_unknown",
+      message:
+        "an earlier attempt may have reached the provider, which now refuses: withdrawToBank: m",
+    },
+  ],
+  [
+    "400 on a resend after an attempt that may have reached the provider",
+    err(new PaymentsValidationError(reached)),
+    { ...submit, possiblySent: true },
+    {
+      type: "needs_reconciliation",
+      code: "outcome_unknown",
+      message:
+        "an earlier attempt may have reached the provider, which now refuses: withdrawToBank: m",
+    },
+  ],
+  [
+    "key reused on a resend after an attempt that may have reached the provider",
+    err(new PaymentsIdempotencyKeyReusedError(reached)),
+    { ...submit, possiblySent: true },
+    {
+      type: "needs_reconciliation",
+      code: "outcome_unknown",
+      message:
+        "an earlier attempt may have reached the provider, which now refuses: withdrawToBank: m",
+    },
+  ],
+  [
+    "confirm lookup refused with a 400",
+    err(new PaymentsValidationError(reached)),
+    confirm,
+    {
+      type: "needs_reconciliation",
+      code: "outcome_unknown",
+      message:
+        "an earlier attempt may have reached the provider, which now refuses: withdrawToBank: m",
+    },
   ],
   [
     "confirm lookup: 404 not visible yet",
@@ -216,6 +299,105 @@ const table: [string, Outcome, ClassifyContext, Action][] = [
     err(new PaymentsValidationError(reached)),
     nonIdem,
     { type: "fail", code: "validation_error", message: "withdrawToBank: m" },
+  ],
+  [
+    "unsendable request, never sent before",
+    err(badKey()),
+    submit,
+    { type: "reject", code: "invalid_request", message: NOT_SENT_KEY },
+  ],
+  [
+    "unsendable request, non-idempotent, never sent before",
+    err(badKey()),
+    nonIdem,
+    { type: "reject", code: "invalid_request", message: NOT_SENT_KEY },
+  ],
+  [
+    "unsendable request on a later attempt: the first may have been paid",
+    err(badKey()),
+    again,
+    {
+      type: "needs_reconciliation",
+      code: "invalid_request",
+      message: `${NOT_SENT_KEY}, but an earlier attempt may have been`,
+    },
+  ],
+  [
+    "unsendable request on the last of several attempts",
+    err(badKey()),
+    { ...again, lastAttempt: true },
+    {
+      type: "needs_reconciliation",
+      code: "invalid_request",
+      message: `${NOT_SENT_KEY}, but an earlier attempt may have been`,
+    },
+  ],
+  [
+    "unsendable request, non-idempotent, sent mark from an earlier run",
+    err(badKey()),
+    { ...nonIdem, sentBefore: true },
+    {
+      type: "needs_reconciliation",
+      code: "invalid_request",
+      message: `${NOT_SENT_KEY}, but an earlier attempt may have been`,
+    },
+  ],
+  [
+    "unsendable confirm lookup",
+    err(badKey()),
+    confirm,
+    { type: "needs_reconciliation", code: "invalid_request", message: `lookup: ${NOT_SENT_KEY}` },
+  ],
+  [
+    "unsendable reconcile lookup",
+    err(badKey()),
+    reconcile,
+    { type: "needs_reconciliation", code: "invalid_request", message: `lookup: ${NOT_SENT_KEY}` },
+  ],
+  [
+    "undici refuses before dispatch, first attempt",
+    err(toTransportError(undiciRefusal(), "withdrawToBank")),
+    submit,
+    {
+      type: "reject",
+      code: "invalid_request",
+      message:
+        "idempotencyKey: refused by the HTTP client (UND_ERR_INVALID_ARG); the request was not sent",
+    },
+  ],
+  [
+    "undici refuses before dispatch, later attempt",
+    err(toTransportError(undiciRefusal(), "withdrawToBank")),
+    again,
+    {
+      type: "needs_reconciliation",
+      code: "invalid_request",
+      message:
+        "idempotencyKey: refused by the HTTP client (UND_ERR_INVALID_ARG); the request was not sent, but an earlier attempt may have been",
+    },
+  ],
+  [
+    "an invalid-argument error after the status arrived may have reached the server",
+    err(toTransportError(undiciRefusal(), "withdrawToBank", true)),
+    submit,
+    { type: "retry", reason: "connection_error" },
+  ],
+  [
+    "an invalid-argument error after the status arrived, non-idempotent",
+    err(toTransportError(undiciRefusal(), "withdrawToBank", true)),
+    nonIdem,
+    {
+      type: "needs_reconciliation",
+      code: "outcome_unknown",
+      message:
+        "the request may have reached the provider and cannot be resent safely: withdrawToBank: connection lost before an answer arrived (UND_ERR_INVALID_ARG)",
+    },
+  ],
+  [
+    "an invalid-argument error after the status arrived, confirm lookup",
+    err(toTransportError(undiciRefusal(), "withdrawToBank", true)),
+    confirm,
+    { type: "confirm" },
   ],
 ];
 

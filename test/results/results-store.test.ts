@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { backlogKey, batchKeys } from "../../src/redis/keys.js";
 import type { JobResult, ResultKind } from "../../src/results/job-result.js";
-import { backlogKey, batchKeys, ResultsStore } from "../../src/results/results-store.js";
+import { ResultsStore } from "../../src/results/results-store.js";
 import { useTestRedis } from "../helpers/redis.js";
 
 const redis = useTestRedis("results");
@@ -25,7 +26,7 @@ describe("ResultsStore", () => {
   it("records concurrent results once each, and a batch's rows, counters and state with them", async () => {
     const connection = redis.connect();
     const prefix = `${redis.prefix}:a`;
-    const batch = batchKeys(prefix, "b1");
+    const batch = batchKeys(prefix, "default", "b1");
     await connection.hset(batch.meta, { state: "queued", accepted: 3, skipped: 0, done: 0 });
     const store = new ResultsStore(connection, { prefix, retentionMs: 60_000, maxLen: 1000 });
 
@@ -61,7 +62,7 @@ describe("ResultsStore", () => {
     const prefix = `${redis.prefix}:b`;
     const store = new ResultsStore(connection, { prefix, retentionMs: 60_000, maxLen: 1000 });
     expect(await store.emit(resultOf("j9", "succeeded", 9))).toBe(true);
-    expect(await connection.exists(batchKeys(prefix, "b1").rows)).toBe(0);
+    expect(await connection.exists(batchKeys(prefix, "default", "b1").rows)).toBe(0);
     expect(await connection.xlen(store.streamKey)).toBe(1);
   });
 });

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { useSandbox } from "../helpers/sandbox.js";
+import { waitUntil } from "../helpers/wait-until.js";
 
 const sb = useSandbox({ settleDelayMs: 50, idempotencyTtlMs: 24 * 3600 * 1000 });
 
@@ -112,9 +113,7 @@ describe("idempotency", () => {
     const arrived = async () =>
       (await sb.control("GET", "/requests", { query: { accountId: account.accountId } })).body.data
         .requests.length;
-    for (let i = 0; (await arrived()) === 0 && i < 200; i += 1) {
-      await new Promise((r) => setTimeout(r, 5));
-    }
+    await waitUntil(async () => (await arrived()) > 0, 1_000, "the first request in the log", 5);
     expect(await arrived()).toBe(1);
     const second = await sb.api("POST", "/transaction/transfer/bank", {
       key: account.apiKey,

@@ -1,4 +1,4 @@
-import { findOnPath, pingRedis, startPrivateRedis } from "../../src/embedded/private-redis.js";
+import { findOnPath, pingRedis, startPrivateRedis } from "../../src/redis/private-redis.js";
 
 export interface ResolvedRedis {
   readonly url: string;

@@ -1,0 +1,141 @@
+import type { Redis } from "ioredis";
+import { batchKeys } from "../redis/keys.js";
+import { BATCH_QUEUED } from "../redis/scripts/batch-queued.js";
+import { BEGIN_BATCH_SUBMIT } from "../redis/scripts/begin-batch-submit.js";
+import { CANCEL_BATCH } from "../redis/scripts/cancel-batch.js";
+import { CANCELLABLE_BATCH_STATES } from "../redis/scripts/fragments.js";
+import { defineScripts } from "../redis/scripts/script.js";
+import { SET_BATCH_ROWS } from "../redis/scripts/set-batch-rows.js";
+import { BatchNotCancellableError, BatchNotFoundError } from "./batch-errors.js";
+
+export const BATCH_STATES = [
+  "validating",
+  "queued",
+  "running",
+  "completed",
+  "completed_with_failures",
+  "cancelled",
+] as const;
+export type BatchState = (typeof BATCH_STATES)[number];
+
+/** What beginning a submission found (BEGIN_BATCH_SUBMIT). */
+export type BeginOutcome = "reused" | "submitted" | "busy" | "created" | "resumed";
+
+/** Whether a batch in `state` can still be cancelled. */
+export function isCancellable(state: string): boolean {
+  return (CANCELLABLE_BATCH_STATES as readonly string[]).includes(state);
+}
+
+type BatchRedis = Redis & {
+  moneyqBeginSubmit(
+    meta: string,
+    lease: string,
+    token: string,
+    ms: string,
+    ...fields: string[]
+  ): Promise<string>;
+  moneyqSetRows(
+    key: string,
+    lease: string,
+    token: string,
+    ...fieldsAndValues: string[]
+  ): Promise<number>;
+  moneyqBatchQueued(key: string, lease: string, now: string, token: string): Promise<string>;
+  moneyqCancelBatch(key: string, now: string): Promise<string | null>;
+};
+
+/**
+ * The state of each batch, in its meta hash, and the moves between states:
+ *
+ * - `validating`: written when a submission begins (`begin`), while it enqueues the rows;
+ * - `queued`: every accepted row enqueued (`queued`);
+ * - `running`: the first result came in (EMIT_RESULTS);
+ * - `completed` or `completed_with_failures`: every accepted row has its result (EMIT_RESULTS,
+ *   or `queued` when the results came in before validation ended);
+ * - `cancelled`: cancelled while `validating`, `queued` or `running` (`cancel`); a job of a
+ *   cancelled batch takes no slot (RESERVE_SLOTS), and the batch finishes once the rest of its
+ *   results are in, still `cancelled`.
+ *
+ * The completion rule and the cancellable states are written once, in
+ * redis/scripts/fragments.ts, and every script that moves a batch composes them.
+ */
+export class BatchStore {
+  readonly #redis: BatchRedis;
+  readonly #prefix: string;
+
+  constructor(redis: Redis, prefix: string) {
+    defineScripts(redis, BEGIN_BATCH_SUBMIT, SET_BATCH_ROWS, BATCH_QUEUED, CANCEL_BATCH);
+    this.#redis = redis as BatchRedis;
+    this.#prefix = prefix;
+  }
+
+  keys(account: string, batchId: string): ReturnType<typeof batchKeys> {
+    return batchKeys(this.#prefix, account, batchId);
+  }
+
+  /**
+   * Begins a submission holding the batch's lease for `leaseMs` under `token`; a new batch's
+   * meta is written from `meta` (state `validating`).
+   */
+  async begin(
+    account: string,
+    batchId: string,
+    lease: { readonly token: string; readonly ms: number },
+    digest: string,
+    meta: Readonly<Record<string, string | number>>,
+  ): Promise<BeginOutcome> {
+    const keys = this.keys(account, batchId);
+    const fields = Object.entries(meta).flatMap(([field, value]) => [field, String(value)]);
+    return (await this.#redis.moneyqBeginSubmit(
+      keys.meta,
+      keys.submitting,
+      lease.token,
+      String(lease.ms),
+      digest,
+      ...fields,
+    )) as BeginOutcome;
+  }
+
+  /**
+   * Sets each row's report line unless it has one, while `token` holds the batch's lease;
+   * false (nothing written) once it does not. `lines`: pairs of row number and line.
+   */
+  async setRows(
+    account: string,
+    batchId: string,
+    token: string,
+    lines: readonly string[],
+  ): Promise<boolean> {
+    const keys = this.keys(account, batchId);
+    return (await this.#redis.moneyqSetRows(keys.rows, keys.submitting, token, ...lines)) === 1;
+  }
+
+  /**
+   * Ends validation: the batch is queued, or finished if every row has its result already.
+   * `lost` (nothing changed) when `token` no longer holds the batch's lease.
+   */
+  async queued(account: string, batchId: string, token: string): Promise<BatchState | "lost"> {
+    const keys = this.keys(account, batchId);
+    const now = new Date().toISOString();
+    return (await this.#redis.moneyqBatchQueued(keys.meta, keys.submitting, now, token)) as
+      | BatchState
+      | "lost";
+  }
+
+  /**
+   * Marks the batch cancelled; answers the state it had. BatchNotFoundError if the account has
+   * no such batch, BatchNotCancellableError if it had finished.
+   */
+  async cancel(account: string, batchId: string): Promise<BatchState> {
+    const keys = this.keys(account, batchId);
+    const before = await this.#redis.moneyqCancelBatch(keys.meta, new Date().toISOString());
+    if (before === null) throw new BatchNotFoundError(batchId);
+    if (!isCancellable(before)) throw new BatchNotCancellableError(batchId, before);
+    return before as BatchState;
+  }
+
+  /** The batch's meta hash as stored ({} when there is none). */
+  meta(account: string, batchId: string): Promise<Record<string, string>> {
+    return this.#redis.hgetall(this.keys(account, batchId).meta);
+  }
+}

@@ -1,0 +1,59 @@
+import type { Redis } from "ioredis";
+import { DELETE_IF_HELD } from "../redis/scripts/delete-if-held.js";
+import { RENEW_LEASE } from "../redis/scripts/renew-lease.js";
+import { defineScripts } from "../redis/scripts/script.js";
+
+type LeaseRedis = Redis & {
+  moneyqRenewLease(key: string, token: string, ms: string): Promise<number>;
+  moneyqDeleteIfHeld(key: string, token: string): Promise<number>;
+};
+
+/**
+ * The lease of the one submission that enqueues a batch, taken (SET NX PX) when the
+ * submission began. It is renewed on a timer from then until released, every third of its
+ * length, whatever the submission is doing; a renewal that finds another holder (or none)
+ * marks it lost for good. The scripts that write the batch check the lease themselves, so a
+ * submission that lost it stops at its next write even before a renewal notices.
+ */
+export class SubmissionLease {
+  readonly #redis: LeaseRedis;
+  readonly #key: string;
+  readonly #token: string;
+  readonly #ms: number;
+  readonly #timer: NodeJS.Timeout;
+  #lost = false;
+
+  constructor(redis: Redis, key: string, token: string, ms: number) {
+    defineScripts(redis, RENEW_LEASE, DELETE_IF_HELD);
+    this.#redis = redis as LeaseRedis;
+    this.#key = key;
+    this.#token = token;
+    this.#ms = ms;
+    this.#timer = setInterval(() => void this.#renew(), Math.max(1, Math.floor(ms / 3)));
+    this.#timer.unref();
+  }
+
+  /** True once a renewal found that another submission holds the batch (or none does). */
+  get lost(): boolean {
+    return this.#lost;
+  }
+
+  /** Stops renewing and gives the lease up if this submission still holds it. */
+  async release(): Promise<void> {
+    clearInterval(this.#timer);
+    await this.#redis.moneyqDeleteIfHeld(this.#key, this.#token);
+  }
+
+  async #renew(): Promise<void> {
+    try {
+      const renewed = await this.#redis.moneyqRenewLease(this.#key, this.#token, String(this.#ms));
+      if (renewed === 0) {
+        this.#lost = true;
+        clearInterval(this.#timer);
+      }
+    } catch {
+      // Redis did not answer this time: the next renewal tries again, and the writes check the
+      // lease themselves.
+    }
+  }
+}

@@ -1,4 +1,0 @@
-/** Hides the password of a redis:// URL. */
-export function redactUrl(url: string): string {
-  return url.replace(/\/\/[^@/]*@/, "//***@");
-}

@@ -1,0 +1,78 @@
+import { PaymentsError } from "../client/errors.js";
+import type { PaymentsClient } from "../client/payments-client.js";
+import type { PipelineMetrics } from "../metrics/pipeline-metrics.js";
+import { JOB_KINDS } from "../queues/job-kinds.js";
+import type { Outcome } from "./classify.js";
+import type { JobRun } from "./job-run.js";
+import { lookUp, type Reading, readAnswer, submit } from "./upstream-call.js";
+
+/** What one request brought back: the outcome to classify, and the answer's reading if it had one. */
+export interface Call {
+  readonly outcome: Outcome;
+  readonly reading: Reading | undefined;
+}
+
+const statusClass = (error: unknown): string => {
+  const status = (error as { status?: number }).status;
+  return status === undefined ? "error" : `${Math.floor(status / 100)}xx`;
+};
+
+/**
+ * Sends the run's one request (its submission, or a lookup while confirming) and reads the
+ * answer. A definite answer that cannot be read is "unrecognised", never an error: it must
+ * not be sent again.
+ */
+export async function callUpstream(metrics: PipelineMetrics, run: JobRun): Promise<Call> {
+  const { client, envelope, state } = run;
+  const operation =
+    state.phase === "confirm" ? JOB_KINDS[envelope.kind].lookup : run.spec.operation;
+  const labels = { account: envelope.account, operation };
+  const started = performance.now();
+  let answer: Awaited<ReturnType<typeof submit>> | undefined;
+  let failure: unknown;
+  // Only the call is in here: a throw after a 2xx must not pass for "no answer" and resend.
+  try {
+    answer =
+      state.phase === "confirm"
+        ? await lookUp(client, envelope, state.upstreamId as string)
+        : await submit(client, envelope);
+  } catch (error) {
+    metrics.upstreamRequests.inc({ ...labels, status_class: statusClass(error) });
+    failure = error;
+  } finally {
+    metrics.upstreamDuration.observe(labels, (performance.now() - started) / 1000);
+  }
+  if (answer === undefined)
+    return { outcome: { type: "error", error: failure }, reading: undefined };
+  return readDefinite(metrics, run, operation, answer);
+}
+
+function readDefinite(
+  metrics: PipelineMetrics,
+  run: JobRun,
+  operation: string,
+  answer: NonNullable<Awaited<ReturnType<typeof submit>>>,
+): Call {
+  try {
+    metrics.upstreamRequests.inc({ account: run.envelope.account, operation, status_class: "2xx" });
+    const reading = readAnswer(run.client.profile, run.envelope.kind, run.state.phase, answer);
+    return { outcome: reading.outcome, reading };
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    const outcome: Outcome = {
+      type: "unrecognised",
+      message: `the answer could not be read: ${message}`,
+    };
+    return { outcome, reading: undefined };
+  }
+}
+
+/** The workers are shutting down and the request certainly never left: the job goes back. */
+export function unsentAtShutdown(client: PaymentsClient, outcome: Outcome): boolean {
+  return (
+    outcome.type === "error" &&
+    client.closed &&
+    outcome.error instanceof PaymentsError &&
+    !outcome.error.mayHaveReachedServer
+  );
+}

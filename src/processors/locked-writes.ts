@@ -1,0 +1,51 @@
+import type { Job } from "bullmq";
+import type { Redis } from "ioredis";
+import { jobKeyOf, lockKeyOf } from "../redis/keys.js";
+import { defineScripts } from "../redis/scripts/script.js";
+import { WRITE_JOB_DATA } from "../redis/scripts/write-job-data.js";
+
+type WritingRedis = Redis & {
+  moneyqWriteJobData(keyCount: number, ...keysAndArgs: string[]): Promise<number>;
+};
+
+/** Thrown when this worker no longer holds the job: it stops, and does nothing more for it. */
+export class LockLostError extends Error {
+  readonly code = "lock_lost";
+  constructor(jobId: string | undefined) {
+    super(`job ${jobId}: this worker no longer holds its lock; another worker owns the job`);
+    this.name = "LockLostError";
+  }
+}
+
+/** Writes a job's data only while this worker holds its lock (WRITE_JOB_DATA). */
+export class LockedWrites {
+  readonly #redis: WritingRedis;
+
+  constructor(redis: Redis) {
+    defineScripts(redis, WRITE_JOB_DATA);
+    this.#redis = redis as WritingRedis;
+  }
+
+  /** Sets `job.data` to `data` if `token` holds the job; throws LockLostError otherwise. */
+  async write<T>(
+    job: Job<T>,
+    token: string | undefined,
+    data: T,
+    options: { priority?: number; dropSent?: string } = {},
+  ): Promise<void> {
+    const lockKey = lockKeyOf(job);
+    const written = await this.#redis.moneyqWriteJobData(
+      3,
+      jobKeyOf(job),
+      lockKey,
+      options.dropSent ?? lockKey,
+      token ?? "",
+      JSON.stringify(data),
+      options.priority === undefined ? "" : String(options.priority),
+      options.dropSent === undefined ? "0" : "1",
+    );
+    if (written !== 1) throw new LockLostError(job.id);
+    job.data = data;
+    if (options.priority !== undefined) job.priority = options.priority;
+  }
+}

@@ -1,0 +1,27 @@
+import type { PaymentsClient } from "../client/payments-client.js";
+import type { AccountConfig, PipelineConfig } from "../config.js";
+import type { Logger } from "../logger.js";
+import type { PipelineMetrics } from "../metrics/pipeline-metrics.js";
+import type { AccountPauses } from "../queues/account-pauses.js";
+import type { JobResult } from "../results/job-result.js";
+import type { ResultsStore } from "../results/results-store.js";
+import type { LockedWrites } from "./locked-writes.js";
+import type { RateGate } from "./rate-gate.js";
+
+/** What the processor of an account queue works with; each step takes the part it needs. */
+export interface ProcessorDeps {
+  readonly accounts: ReadonlyMap<string, AccountConfig>;
+  readonly clients: ReadonlyMap<string, PaymentsClient>;
+  readonly gate: RateGate;
+  /** Job state writes that check this worker still holds the job. */
+  readonly writes: LockedWrites;
+  readonly results: ResultsStore;
+  readonly pauses: AccountPauses;
+  readonly pipeline: PipelineConfig;
+  /** Redis key prefix (config.redisPrefix): batches are looked up under it. */
+  readonly prefix: string;
+  readonly metrics: PipelineMetrics;
+  readonly logger: Logger;
+  /** Called with each terminal result once it is recorded (batch counters, webhooks). */
+  readonly onResult?: (result: JobResult) => Promise<void>;
+}

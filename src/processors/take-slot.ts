@@ -1,0 +1,156 @@
+import type { Job, Worker } from "bullmq";
+import type { Lane } from "../queues/lanes.js";
+import { laneOfPriority } from "../queues/lanes.js";
+import { batchKeys, lockKeyOf } from "../redis/keys.js";
+import { backToWait, pauseWorker, sleep, stopIfAborted } from "./job-moves.js";
+import type { JobRun } from "./job-run.js";
+import { LockLostError } from "./locked-writes.js";
+import type { ProcessorDeps } from "./processor-deps.js";
+import type { SlotOptions } from "./rate-gate.js";
+
+/**
+ * A process's first requests leave late (cold code, new connections), so each takes two slots
+ * and its lateness cannot crowd the second after it. Four were enough in measurements: at
+ * R = 40 the first second's spans kept 150 ms or more to spare, and the tightest span of the
+ * run came later; one per concurrent job cost 4% of the rate there.
+ */
+const COLD_REQUESTS = 4;
+/** Slots a request may take before a late-running worker hands its job back. */
+const SLOT_TRIES = 3;
+
+/** What a request asks of the gate. */
+export interface SlotRequest {
+  readonly account: string;
+  readonly perSecond: number;
+  readonly batchKey: string | undefined;
+  readonly options: SlotOptions;
+}
+
+/** "send" now; or the job ends: its batch was cancelled, or its request already left. */
+export type SlotAnswer = "send" | "cancelled" | "already_sent";
+
+type SlotDeps = Pick<ProcessorDeps, "gate" | "writes" | "metrics" | "pipeline">;
+
+/** What a run asks of the gate: its account's rate, its lane, its lock and its "sent" record. */
+export function slotRequestOf(run: JobRun, prefix: string): SlotRequest {
+  const { job, token, envelope, state, sentKey } = run;
+  // A submission keeps the lane it was enqueued in; confirming and reconciling are lookups.
+  const lane: Lane = state.phase === "submit" ? laneOfPriority(job.priority) : "lookup";
+  // Only a request never sent can be cancelled with its batch (the gate checks "sent" first).
+  const cancellable = state.phase === "submit" && envelope.batchId !== undefined;
+  return {
+    account: envelope.account,
+    perSecond: run.account.ratePerSecond,
+    batchKey: cancellable
+      ? batchKeys(prefix, envelope.account, envelope.batchId as string).meta
+      : undefined,
+    options: {
+      lane,
+      queueKey: job.queueQualifiedName,
+      ...(token !== undefined && { lock: { key: lockKeyOf(job), token } }),
+      ...(sentKey !== undefined && { sentKey }),
+    },
+  };
+}
+
+/** An operator's pause holds a running job back this long before it asks again. */
+const HELD_RECHECK_MS = 1_000;
+
+/** Takes slots of the accounts' rates for one worker, counting its cold first requests. */
+export class SlotTaker {
+  readonly #deps: SlotDeps;
+  readonly #worker: () => Worker;
+  #coldLeft = COLD_REQUESTS;
+
+  constructor(deps: SlotDeps, worker: () => Worker) {
+    this.#deps = deps;
+    this.#worker = worker;
+  }
+
+  /**
+   * Waits for this request's slot of the account's rate. A worker that wakes up later than half
+   * the margin after its slot gives the slot up and takes a new one: sending late could crowd
+   * the second that follows. An unused slot costs capacity, never safety. A slot reserved ahead
+   * is cleared just before the request leaves (a 429 or a lost lock may have come meanwhile);
+   * a request that records "sent" is always cleared, as clearance records it.
+   */
+  async take(job: Job, signal: AbortSignal | undefined, request: SlotRequest): Promise<SlotAnswer> {
+    const { account, perSecond, batchKey, options } = request;
+    let misses = 0;
+    for (;;) {
+      stopIfAborted(job, signal);
+      // Decided before the await: concurrent jobs must not all see the same cold count.
+      const weight = this.#coldLeft > 0 ? 2 : 1;
+      if (this.#coldLeft > 0) this.#coldLeft -= 1;
+      // Lateness counts from when the reservation left, not when its answer came back: the
+      // slot was set somewhere in between, so this errs on the side of the limit.
+      const asked = performance.now();
+      const slot = await this.#deps.gate.reserve(account, perSecond, weight, batchKey, options);
+      if (!slot.reserved) {
+        if ("cancelled" in slot) return "cancelled";
+        if ("alreadySent" in slot) return "already_sent";
+        if ("lockLost" in slot) throw new LockLostError(job.id);
+        // A job of another lane waits to be fetched (a lookup or urgent job, or bulk's turn
+        // under the cap): this job makes room for it, back at the head of its lane.
+        if ("yielded" in slot) return backToWait(job, options.lock?.token);
+        if ("held" in slot) return this.#pause(account, HELD_RECHECK_MS);
+        if ("pausedMs" in slot) return this.#pause(account, slot.pausedMs);
+        await sleep(slot.retryInMs, job, signal);
+        continue;
+      }
+      const due = asked + slot.delayMs;
+      // Under a millisecond early is within the margin; a timer would cost more than it saves.
+      // Rounded up, so a timer never fires before the slot.
+      if (slot.delayMs >= 1) await sleep(Math.ceil(slot.delayMs), job, signal);
+      const timing = await this.#clear(job, request, slot, due);
+      if (timing === "taken") continue;
+      if (timing === "on_time") {
+        stopIfAborted(job, signal);
+        return "send";
+      }
+      this.#deps.metrics.rateSlotsMissed.inc({ account });
+      misses += 1;
+      // Late every time: this process is overloaded; hand the job back instead of crowding the
+      // rate (as a bulk job makes room).
+      if (misses >= SLOT_TRIES) return backToWait(job, options.lock?.token);
+    }
+  }
+
+  /**
+   * Whether the slot is still on time once its waiting is over, cleared by the gate when it was
+   * reserved ahead or records "sent"; "taken" when a lookup or urgent request took this bulk
+   * slot (not a missed one: ask again).
+   */
+  async #clear(
+    job: Job,
+    request: SlotRequest,
+    slot: { readonly delayMs: number; readonly at: number },
+    due: number,
+  ): Promise<"on_time" | "late" | "taken"> {
+    const { account, options } = request;
+    const tolerance = this.#deps.pipeline.rateWindowMarginMs / 2;
+    if (performance.now() - due > tolerance) return "late";
+    if (!(slot.delayMs >= 1 || options.sentKey !== undefined)) return "on_time";
+    const bulk = options.lane === "bulk" && slot.delayMs >= 1;
+    const clearance = await this.#deps.gate.clear(account, slot.at, bulk, options);
+    if (!clearance.clear) {
+      if ("lockLost" in clearance) throw new LockLostError(job.id);
+      if ("held" in clearance) return this.#pause(account, HELD_RECHECK_MS);
+      if ("pausedMs" in clearance) return this.#pause(account, clearance.pausedMs);
+      if ("taken" in clearance) return "taken";
+      return "late";
+    }
+    if (performance.now() - due <= tolerance) return "on_time";
+    // Held up after clearance (a stopped process): not sent, so not recorded as sent.
+    if (options.sentKey !== undefined)
+      await this.#deps.writes.write(job, options.lock?.token, job.data, {
+        dropSent: options.sentKey,
+      });
+    return "late";
+  }
+
+  /** A pause another process stored (or an operator's hold): counted where it began. */
+  #pause(account: string, delayMs: number): Promise<never> {
+    return pauseWorker(this.#worker, this.#deps.metrics, account, delayMs, undefined);
+  }
+}

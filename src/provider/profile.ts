@@ -1,0 +1,338 @@
+import { z } from "zod";
+import { type FieldIssue, toFieldIssues } from "../contract/field-issues.js";
+import { type OperationId, operations } from "../contract/operations.js";
+import { FORBIDDEN_NAMES, pathProblem } from "./paths.js";
+
+/** Operations whose answer tells the pipeline a job's fate: the id, status and failure reason. */
+export const ANSWER_OPERATIONS = [
+  "withdrawToBank",
+  "withdrawToMobileMoney",
+  "fundWallet",
+  "withdrawStable",
+  "createWallet",
+  "createVirtualAccount",
+  "createOrder",
+  "createPaymentLinkOrder",
+  "getTransaction",
+  "getStableTransaction",
+  "getOrder",
+] as const;
+export type AnswerOperation = (typeof ANSWER_OPERATIONS)[number];
+
+/** The lookup of each job kind's `lookup` (queues/job-kinds.ts). */
+export const LOOKUP_OPERATIONS = {
+  transaction: "getTransaction",
+  "stable-transaction": "getStableTransaction",
+  order: "getOrder",
+} as const satisfies Record<string, AnswerOperation>;
+
+/** List operations, and the lookup whose field paths read each of their items. */
+export const LIST_OPERATIONS = {
+  listTransactions: "getTransaction",
+  listStableTransactions: "getStableTransaction",
+  listOrders: "getOrder",
+} as const satisfies Record<string, AnswerOperation>;
+export type ListOperation = keyof typeof LIST_OPERATIONS;
+
+export const RATE_OPERATIONS = ["getExchangeRate", "getPaymentLinkRate"] as const;
+export type RateOperation = (typeof RATE_OPERATIONS)[number];
+
+/** Query parameters whose names the spec leaves unshown (4.9, 4.11, 4.13), by our names. */
+export const NAMED_QUERIES = {
+  getPaymentLinkRate: ["fromCurrency", "toCurrency", "fromCurrencyIso2", "toCurrencyIso2"],
+  listTransactions: ["sortDirection", "sortBy", "currency", "type", "status"],
+  listStableTransactions: ["page", "pageSize", "currency", "network", "type"],
+} as const;
+export type NamedQuery = keyof typeof NAMED_QUERIES;
+
+/**
+ * Bodies whose required fields the spec leaves unshown (4.2, 4.4, 4.5, 4.6), and their fields
+ * by our names. The spec refuses none of them missing; a provider may require some.
+ */
+export const OPEN_BODIES = {
+  withdrawToMobileMoney: ["amount", "currency", "phoneNumber", "network", "iso2", "narration"],
+  withdrawStable: ["amount", "toAddress", "currency", "network"],
+  createWallet: ["currency", "bvn", "companyRegistrationNumber"],
+  createVirtualAccount: ["amount", "validFor"],
+} as const;
+export type OpenBody = keyof typeof OPEN_BODIES;
+
+export const VALID_FOR_UNITS = ["seconds", "minutes", "hours"] as const;
+export type ValidForUnit = (typeof VALID_FOR_UNITS)[number];
+
+export interface AnswerPaths {
+  readonly id: string;
+  readonly status: string;
+  readonly failureReason: string;
+}
+
+/** Everything the spec leaves unshown that moneyq needs to talk to one provider. */
+export interface ProviderProfile {
+  readonly answers: Readonly<Record<AnswerOperation, AnswerPaths>>;
+  readonly lists: Readonly<Record<ListOperation, { readonly items: string }>>;
+  readonly rates: Readonly<Record<RateOperation, { readonly rate: string }>>;
+  readonly statuses: {
+    readonly succeeded: readonly string[];
+    readonly pending: readonly string[];
+    readonly failed: readonly string[];
+    readonly caseSensitive: boolean;
+  };
+  readonly requests: {
+    readonly query: Readonly<{ [Q in NamedQuery]: Readonly<Record<string, string>> }>;
+    /** 4.4: names of the currency and network body fields. */
+    readonly stableWithdrawal: { readonly currency: string; readonly network: string };
+    /** 4.8: where the payment link's token goes. */
+    readonly paymentLinkDecline: { readonly in: "query" | "body"; readonly name: string };
+    /** 4.6: unit of `validFor` at the provider; callers always give minutes. */
+    readonly validForUnit: ValidForUnit;
+    /** 4.2, 4.4, 4.5, 4.6: body fields a job must carry (our names). */
+    readonly required: Readonly<{ [B in OpenBody]: readonly string[] }>;
+  };
+  /** 5: extra rule of the provider's API keys, as a regular expression; none by default. */
+  readonly apiKeyPattern: string | undefined;
+}
+
+const answer = (id: string): AnswerPaths => ({
+  id,
+  status: "status",
+  failureReason: "failureReason",
+});
+
+/** Today's choices, as the sandbox answers by default; a profile file overrides parts of it. */
+export const DEFAULT_PROVIDER_PROFILE: ProviderProfile = deepFreeze({
+  answers: {
+    withdrawToBank: answer("transactionId"),
+    withdrawToMobileMoney: answer("transactionId"),
+    fundWallet: answer("transactionId"),
+    withdrawStable: answer("transactionId"),
+    createWallet: answer("walletId"),
+    createVirtualAccount: answer("virtualAccountId"),
+    createOrder: answer("orderId"),
+    createPaymentLinkOrder: answer("orderId"),
+    getTransaction: answer("transactionId"),
+    getStableTransaction: answer("transactionId"),
+    getOrder: answer("orderId"),
+  },
+  lists: {
+    listTransactions: { items: "transactions" },
+    listStableTransactions: { items: "transactions" },
+    listOrders: { items: "orders" },
+  },
+  rates: { getExchangeRate: { rate: "rate" }, getPaymentLinkRate: { rate: "rate" } },
+  statuses: {
+    succeeded: ["SUCCESSFUL", "COMPLETED"],
+    pending: ["PENDING"],
+    failed: ["FAILED", "CANCELLED", "DECLINED"],
+    caseSensitive: false,
+  },
+  requests: {
+    query: Object.fromEntries(
+      Object.entries(NAMED_QUERIES).map(([op, names]) => [
+        op,
+        Object.fromEntries(names.map((n) => [n, n])),
+      ]),
+    ) as ProviderProfile["requests"]["query"],
+    stableWithdrawal: { currency: "currency", network: "network" },
+    paymentLinkDecline: { in: "query", name: "token" },
+    validForUnit: "minutes",
+    required: {
+      withdrawToMobileMoney: ["amount", "currency", "phoneNumber", "network", "iso2"],
+      withdrawStable: ["amount", "toAddress", "currency", "network"],
+      createWallet: ["currency"],
+      createVirtualAccount: ["amount", "validFor"],
+    },
+  },
+  apiKeyPattern: undefined,
+});
+
+const PATH_RULE = "must be a dotted path such as transactionId or result.id";
+const path = z
+  .string()
+  .refine((v) => /^[^.\s]+(\.[^.\s]+)*$/.test(v) && !/[\p{Cc}]/u.test(v), { message: PATH_RULE })
+  .superRefine((v, ctx) => {
+    const problem = pathProblem(v);
+    if (problem !== undefined) ctx.addIssue({ code: "custom", message: problem });
+  });
+const NAME_RULE = "must be 1 to 64 characters without spaces";
+const name = z
+  .string()
+  .refine((v) => /^\S{1,64}$/.test(v), { message: NAME_RULE })
+  .refine((v) => !FORBIDDEN_NAMES.has(v), {
+    message: "must not be __proto__, constructor or prototype",
+  });
+// Trimmed: "DONE " and "DONE" are one word, and " " none.
+const word = z
+  .string()
+  .trim()
+  .min(1)
+  .max(64)
+  .refine((v) => !/\p{Cc}/u.test(v), { message: "must not contain control characters" });
+const words = z.array(word).min(1).max(64);
+
+const fieldsOf = (body: OpenBody) => z.array(z.enum(OPEN_BODIES[body])).optional();
+
+const AnswerEntry = z.strictObject({
+  id: path.optional(),
+  status: path.optional(),
+  failureReason: path.optional(),
+});
+const record = <K extends string, S extends z.ZodType>(keys: readonly K[], schema: S) =>
+  z.strictObject(
+    Object.fromEntries(keys.map((k) => [k, schema.optional()])) as Record<K, z.ZodOptional<S>>,
+  );
+
+/** A profile file: every entry optional; what it leaves out keeps the default. */
+export const ProviderProfileFile = z.strictObject({
+  answers: record(ANSWER_OPERATIONS, AnswerEntry).optional(),
+  lists: record(
+    Object.keys(LIST_OPERATIONS) as ListOperation[],
+    z.strictObject({ items: path }),
+  ).optional(),
+  rates: record(RATE_OPERATIONS, z.strictObject({ rate: path })).optional(),
+  statuses: z
+    .strictObject({
+      succeeded: words.optional(),
+      pending: words.optional(),
+      failed: words.optional(),
+      caseSensitive: z.boolean().optional(),
+    })
+    .optional(),
+  requests: z
+    .strictObject({
+      query: z
+        .strictObject({
+          getPaymentLinkRate: record(NAMED_QUERIES.getPaymentLinkRate, name).optional(),
+          listTransactions: record(NAMED_QUERIES.listTransactions, name).optional(),
+          listStableTransactions: record(NAMED_QUERIES.listStableTransactions, name).optional(),
+        })
+        .optional(),
+      stableWithdrawal: z
+        .strictObject({ currency: name.optional(), network: name.optional() })
+        .optional(),
+      paymentLinkDecline: z.strictObject({ in: z.enum(["query", "body"]), name: name }).optional(),
+      validForUnit: z.enum(VALID_FOR_UNITS).optional(),
+      required: z
+        .strictObject({
+          withdrawToMobileMoney: fieldsOf("withdrawToMobileMoney"),
+          withdrawStable: fieldsOf("withdrawStable"),
+          createWallet: fieldsOf("createWallet"),
+          createVirtualAccount: fieldsOf("createVirtualAccount"),
+        })
+        .optional(),
+    })
+    .optional(),
+  apiKeyPattern: z
+    .string()
+    .refine(compiles, { message: "must be a valid regular expression" })
+    .optional(),
+});
+
+export type ParsedProfile =
+  | { readonly success: true; readonly profile: ProviderProfile }
+  | { readonly success: false; readonly issues: readonly FieldIssue[] };
+
+/** Validates a profile document and lays it over the default. Issues name the field and the rule. */
+export function parseProviderProfile(input: unknown): ParsedProfile {
+  const parsed = ProviderProfileFile.safeParse(input);
+  if (!parsed.success) return { success: false, issues: toFieldIssues(parsed.error.issues, input) };
+  const profile = deepFreeze(merge(structuredClone(DEFAULT_PROVIDER_PROFILE), parsed.data));
+  const issues = consistencyIssues(profile as ProviderProfile);
+  return issues.length > 0
+    ? { success: false, issues }
+    : { success: true, profile: profile as ProviderProfile };
+}
+
+/** The status word as the profile compares it: trimmed, and lower-cased unless case matters. */
+export function statusKey(profile: ProviderProfile, status: string): string {
+  const word = status.trim();
+  return profile.statuses.caseSensitive ? word : word.toLowerCase();
+}
+
+function consistencyIssues(profile: ProviderProfile): FieldIssue[] {
+  const issues: FieldIssue[] = [];
+  const seen = new Map<string, string>();
+  for (const list of ["succeeded", "pending", "failed"] as const) {
+    profile.statuses[list].forEach((w, i) => {
+      const key = statusKey(profile, w);
+      const other = seen.get(key);
+      if (other !== undefined && other !== list)
+        issues.push({
+          field: `statuses.${list}[${i}]`,
+          rule: `"${w}" is also in statuses.${other}; a status has one meaning`,
+        });
+      seen.set(key, list);
+    });
+  }
+  for (const [op, names] of Object.entries(profile.requests.query)) {
+    const values = Object.values(names);
+    if (new Set(values).size !== values.length)
+      issues.push({ field: `requests.query.${op}`, rule: "two parameters have the same name" });
+  }
+  const { currency, network } = profile.requests.stableWithdrawal;
+  if (currency === network)
+    issues.push({
+      field: "requests.stableWithdrawal",
+      rule: "currency and network need two names",
+    });
+  return [...issues, ...collisionIssues(profile)];
+}
+
+/** Our names of a request part's fields (a contract schema's shape). */
+function fieldsOfPart(id: OperationId, part: "body" | "query"): string[] {
+  const schema = (operations[id] as { body?: unknown; query?: unknown })[part];
+  const shape = (schema as { shape?: Record<string, unknown> } | undefined)?.shape;
+  return shape ? Object.keys(shape) : [];
+}
+
+/**
+ * A provider name equal to a field the request keeps under its own name would overwrite it
+ * (`stableWithdrawal.currency: "amount"` sends the currency as the amount).
+ */
+function collisionIssues(profile: ProviderProfile): FieldIssue[] {
+  const issues: FieldIssue[] = [];
+  const check = (field: string, name: string, kept: readonly string[], where: string) => {
+    if (kept.includes(name))
+      issues.push({
+        field,
+        rule: `"${name}" is another field of the ${where}; it would be overwritten`,
+      });
+  };
+  const renamed = profile.requests.stableWithdrawal;
+  const keptStable = fieldsOfPart("withdrawStable", "body").filter((f) => !(f in renamed));
+  for (const [ours, theirs] of Object.entries(renamed))
+    check(`requests.stableWithdrawal.${ours}`, theirs, keptStable, "withdrawStable body");
+  for (const [op, names] of Object.entries(profile.requests.query)) {
+    const kept = fieldsOfPart(op as NamedQuery, "query").filter((f) => !(f in names));
+    for (const [ours, theirs] of Object.entries(names))
+      check(`requests.query.${op}.${ours}`, theirs, kept, `${op} query`);
+  }
+  const decline = profile.requests.paymentLinkDecline;
+  const kept = fieldsOfPart("declinePaymentLink", decline.in).filter((f) => f !== "token");
+  check("requests.paymentLinkDecline.name", decline.name, kept, `declinePaymentLink ${decline.in}`);
+  return issues;
+}
+
+function compiles(pattern: string): boolean {
+  try {
+    new RegExp(pattern, "u");
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function merge<T>(base: T, over: unknown): T {
+  if (over === undefined) return base;
+  if (over === null || typeof over !== "object" || Array.isArray(over)) return over as T;
+  const out = { ...(base as Record<string, unknown>) };
+  for (const [key, value] of Object.entries(over)) out[key] = merge(out[key], value);
+  return out as T;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === "object") {
+    for (const inner of Object.values(value)) deepFreeze(inner);
+    Object.freeze(value);
+  }
+  return value;
+}

@@ -1,0 +1,45 @@
+import { Queue } from "bullmq";
+import type { Redis } from "ioredis";
+import { accountQueueName } from "./queue-names.js";
+
+/**
+ * The BullMQ queue of each account, opened once on one connection and shared by everything
+ * of a process that enqueues, pauses, counts or replays an account's jobs.
+ */
+export class AccountQueues {
+  readonly #connection: Redis;
+  readonly #prefix: string;
+  readonly #queues = new Map<string, Queue>();
+
+  /** Opens the queues of `accounts` now; any other account's on its first use. */
+  constructor(connection: Redis, prefix: string, accounts: readonly string[] = []) {
+    this.#connection = connection;
+    this.#prefix = prefix;
+    for (const account of accounts) this.get(account);
+  }
+
+  /** The account's queue, opened on first use. */
+  get(account: string): Queue {
+    let queue = this.#queues.get(account);
+    if (!queue) {
+      queue = new Queue(accountQueueName(account), {
+        connection: this.#connection,
+        prefix: this.#prefix,
+      });
+      this.#queues.set(account, queue);
+    }
+    return queue;
+  }
+
+  /** The queues opened so far, by account (a live view: later openings appear in it). */
+  get byAccount(): ReadonlyMap<string, Queue> {
+    return this.#queues;
+  }
+
+  /** Closes the queues opened so far (not the connection). Safe to call twice. */
+  async close(): Promise<void> {
+    const queues = [...this.#queues.values()];
+    this.#queues.clear();
+    await Promise.allSettled(queues.map((q) => q.close()));
+  }
+}

@@ -1,0 +1,128 @@
+/**
+ * Every Redis key moneyq reads or writes, spelled here and nowhere else. `prefix` is
+ * config.redisPrefix. An account alias and a batch id have no ':', and each kind of key has its
+ * own namespace, so no alias or id can reach another's keys. BullMQ's own keys (a queue's job
+ * hashes, locks and lanes) are spelled here too, as BullMQ names them, for the scripts that
+ * check them.
+ */
+
+/** The results stream: every terminal result, in order. */
+export function resultsStreamKey(prefix: string): string {
+  return `${prefix}:results`;
+}
+
+/** A job's result marker: its terminal result, set once. */
+export function resultMarkerKey(prefix: string, jobId: string): string {
+  return `${prefix}:result:${jobId}`;
+}
+
+/** An account's reconciliation backlog: ids of its jobs whose last result is needs_reconciliation. */
+export function backlogKey(prefix: string, account: string): string {
+  return `${prefix}:needs-reconciliation:${account}`;
+}
+
+/** The fingerprint of the request stored under a job id (its account and idempotency key). */
+export function fingerprintKey(prefix: string, jobId: string): string {
+  return `${prefix}:fp:${jobId}`;
+}
+
+/**
+ * The Redis keys of one batch. They belong to its account: the same id in two accounts is two
+ * batches.
+ */
+export function batchKeys(prefix: string, account: string, batchId: string) {
+  return {
+    meta: `${prefix}:batch:${account}:${batchId}`,
+    rows: `${prefix}:batch-rows:${account}:${batchId}`,
+    /** Held by the one submission that is enqueueing the batch's rows. */
+    submitting: `${prefix}:batch-submitting:${account}:${batchId}`,
+  };
+}
+
+/** An account's batch references: reference → the batch that holds it. */
+export function batchReferencesKey(prefix: string, account: string): string {
+  return `${prefix}:refs:${account}`;
+}
+
+/**
+ * The keys of a batch stored before batches belonged to their account: meta at
+ * `<prefix>:batch:<id>`, rows at `<prefix>:batch:<id>:rows`; `namespace` is the stem both share
+ * with every newer batch meta key.
+ */
+export const legacyBatchKeys = {
+  namespace: (prefix: string): string => `${prefix}:batch:`,
+  meta: (prefix: string, batchId: string): string => `${prefix}:batch:${batchId}`,
+  rows: (prefix: string, batchId: string): string => `${prefix}:batch:${batchId}:rows`,
+};
+
+/** The keys of an account's rate gate. */
+export function rateKeys(prefix: string, account: string) {
+  const rate = `${prefix}:rate:${account}`;
+  return {
+    /** The next free slot's time (GCRA's theoretical arrival time). */
+    slot: rate,
+    /** Lane state (hash: run, bulkBy). */
+    lanes: `${rate}:lanes`,
+    /** Set while the account is paused by a 429's Retry-After. */
+    pause: `${rate}:pause`,
+    /** Stands in for the queue's lanes when a reservation names no queue. */
+    noQueue: `${rate}:no-queue`,
+    /** How many lookups and urgent jobs handed their job back to let bulk through. */
+    yielded: `${rate}:yielded`,
+    /** Bulk slots reserved ahead and not cleared yet (zset). */
+    bulkAhead: `${rate}:bulk-ahead`,
+  };
+}
+
+/** Accounts an operator paused (hash: account → why and when). */
+export function pausedAccountsKey(prefix: string): string {
+  return `${prefix}:paused-accounts`;
+}
+
+/** Held by the one replay of a dead letter under way. */
+export function replayLockKey(prefix: string, account: string, jobId: string): string {
+  return `${prefix}:replaying:${account}:${jobId}`;
+}
+
+/** Held by the one process moving an account's jobs enqueued before lanes into their lane. */
+export function lanePassKey(prefix: string, account: string): string {
+  return `${prefix}:lane-pass:${account}`;
+}
+
+/** The SCAN pattern of every key under `prefix`. */
+export function everyKeyPattern(prefix: string): string {
+  return `${prefix}:*`;
+}
+
+/** BullMQ's keys, as BullMQ names them: `queueKey` is a queue's qualified name (`<prefix>:<queue>`). */
+export const bullKeys = {
+  queue: (prefix: string, queueName: string): string => `${prefix}:${queueName}`,
+  /** A job's hash. */
+  job: (queueKey: string, jobId: string): string => `${queueKey}:${jobId}`,
+  /** A job's lock, held by the worker processing it. */
+  lock: (queueKey: string, jobId: string): string => `${queueKey}:${jobId}:lock`,
+  /** The queue's prioritized jobs (zset), where the lanes are. */
+  prioritized: (queueKey: string): string => `${queueKey}:prioritized`,
+  /** The queue's active jobs (list). */
+  active: (queueKey: string): string => `${queueKey}:active`,
+};
+
+/** What names a job's keys: BullMQ's Job has both. */
+interface JobAddress {
+  readonly queueQualifiedName: string;
+  readonly id?: string | undefined;
+}
+
+/** The Redis key of a job's lock, as BullMQ names it. */
+export const lockKeyOf = (job: JobAddress): string =>
+  bullKeys.lock(job.queueQualifiedName, String(job.id));
+
+/** The Redis key of a job's hash. */
+export const jobKeyOf = (job: JobAddress): string =>
+  bullKeys.job(job.queueQualifiedName, String(job.id));
+
+/**
+ * The field of a job's hash that records "sent" for a kind without an idempotency key: part of
+ * the job, it lives exactly as long as the job (no TTL that could end while the job runs).
+ */
+export const SENT_FIELD = "moneyqSent";

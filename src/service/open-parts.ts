@@ -1,0 +1,82 @@
+import type { Redis } from "ioredis";
+import { Batches } from "../batches/batches.js";
+import {
+  type AccountConfig,
+  account,
+  type Config,
+  DEFAULT_ACCOUNT_ALIAS,
+  embeddedUpstream,
+} from "../config.js";
+import { AccountPauses } from "../queues/account-pauses.js";
+import { AccountQueues } from "../queues/account-queues.js";
+import { DeadLetters } from "../queues/dead-letters.js";
+import { Producer } from "../queues/producer.js";
+import { ResultsStore } from "../results/results-store.js";
+import { DEMO_API_KEY } from "../sandbox/options.js";
+
+/**
+ * What a service and the operator commands act through, over one Redis connection: the
+ * accounts' queues (opened once, shared by everything here), the producer, the results, the
+ * batches, the dead letters and the pauses.
+ */
+export interface SharedParts {
+  readonly config: Config;
+  /** The caller's; `close()` leaves it open. */
+  readonly connection: Redis;
+  /** Aliases of the accounts served. */
+  readonly accounts: readonly string[];
+  readonly queues: AccountQueues;
+  readonly producer: Producer;
+  readonly results: ResultsStore;
+  readonly batches: Batches;
+  readonly deadLetters: DeadLetters;
+  readonly pauses: AccountPauses;
+  /** Closes the producer and the queues (not the connection). Every step runs. */
+  close(): Promise<void>;
+}
+
+/** The configured accounts; the embedded sandbox's demo account when there is no upstream. */
+export function serviceAccounts(config: Config): readonly AccountConfig[] {
+  if (!embeddedUpstream(config)) return config.accounts;
+  const { ratePerSecond, concurrency } = config.accountDefaults;
+  return [account(DEFAULT_ACCOUNT_ALIAS, DEMO_API_KEY, ratePerSecond, concurrency)];
+}
+
+/** Opens the shared parts of the configured accounts on `connection`. */
+export function openParts(config: Config, connection: Redis): SharedParts {
+  const prefix = config.redisPrefix;
+  const accounts = serviceAccounts(config).map((a) => a.alias);
+  const queues = new AccountQueues(connection, prefix, accounts);
+  const producer = new Producer({
+    connection,
+    prefix,
+    accounts,
+    maxAttempts: config.pipeline.maxAttempts,
+    retentionMs: config.pipeline.retentionMs,
+    profile: config.provider,
+    queues,
+  });
+  const results = new ResultsStore(connection, {
+    prefix,
+    retentionMs: config.pipeline.retentionMs,
+    maxLen: config.pipeline.resultsMaxLen,
+  });
+  return {
+    config,
+    connection,
+    accounts,
+    queues,
+    producer,
+    results,
+    batches: new Batches({ connection, prefix, producer, results }),
+    deadLetters: new DeadLetters(connection, prefix, results, queues),
+    pauses: new AccountPauses(connection, prefix, queues.byAccount),
+    async close() {
+      try {
+        await producer.close();
+      } finally {
+        await queues.close();
+      }
+    },
+  };
+}

@@ -1,0 +1,103 @@
+import { afterAll, describe, expect, it } from "vitest";
+import { profileFile } from "../fixtures/provider-profiles.js";
+import { runCli } from "../helpers/cli.js";
+import { startScriptedServer } from "../helpers/scripted-server.js";
+
+// A provider we did not write: every read-only operation gets the answer the test scripts.
+const provider = await startScriptedServer();
+afterAll(() => provider.close());
+
+const EVERYTHING = {
+  success: true,
+  message: "ok",
+  data: {
+    rate: 1500,
+    transactions: [{ transactionId: "t-1", status: "SUCCESSFUL" }],
+    orders: [{ orderId: "o-1", status: "PENDING" }],
+  },
+};
+
+const check = (args: string[] = [], env: Record<string, string> = {}) =>
+  runCli(["provider", "check", ...args], {
+    PAYMENTS_API_URL: provider.baseUrl,
+    PAYMENTS_API_KEY: "sk_check_key_0001",
+    ...env,
+  });
+
+describe("moneyq provider check gives a go-ahead only for what it verified", () => {
+  it("exits 0 when every entry was read, submissions through their lookups' paths", async () => {
+    provider.reply({ status: 200, body: EVERYTHING });
+    const result = await check();
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("every entry needed was read through the provider profile");
+    expect(result.stdout).toContain(
+      "found   answers.withdrawStable.id (transactionId) and .status (status): the paths of answers.getStableTransaction, read in listStableTransactions",
+    );
+  });
+
+  it("exits 3 naming each entry an empty list left unverified", async () => {
+    provider.reply({
+      status: 200,
+      body: { success: true, message: "ok", data: { rate: 1, transactions: [], orders: [] } },
+    });
+    const result = await check();
+    expect(result.code).toBe(3);
+    expect(result.stdout).toContain(
+      "not verified: answers.getTransaction.id (transactionId) and .status (status): no item in the list",
+    );
+    expect(result.stdout).toContain(
+      "not verified: answers.withdrawToBank.id (transactionId) and .status (status): the paths of answers.getTransaction, which listTransactions did not verify",
+    );
+    expect(result.stdout).toContain("nothing unreadable, but some entries were not verified");
+    expect(result.stdout).not.toContain("every entry needed was read");
+  });
+
+  it("exits 3 when a submission reads other paths than its lookup", async () => {
+    provider.reply({ status: 200, body: EVERYTHING });
+    const file = profileFile({ answers: { withdrawToBank: { status: "state" } } });
+    const result = await check([], { MONEYQ_PROVIDER_PROFILE: file });
+    expect(result.code).toBe(3);
+    expect(result.stdout).toContain(
+      "not verified: answers.withdrawToBank.id (transactionId) and .status (state): only a submission's answer shows them",
+    );
+  });
+
+  it("names a refused key as such, not as a profile problem", async () => {
+    provider.reply({ status: 401, body: { success: false, message: "unknown key" } });
+    const result = await check();
+    expect(result.code).toBe(3);
+    expect(result.stdout).toContain("not verified: the key was refused (HTTP 401)");
+    expect(result.stdout).not.toContain("cannot read");
+    expect(result.stdout).not.toContain("fix MONEYQ_PROVIDER_PROFILE");
+  });
+
+  it("names a refused request and points at the rate flags", async () => {
+    provider.reply({ status: 400, body: { success: false, message: "amount too small" } });
+    const result = await check();
+    expect(result.code).toBe(3);
+    expect(result.stdout).toContain(
+      "not verified: the provider refused the request (HTTP 400): check --from, --to, --from-iso2, --to-iso2 and --amount",
+    );
+    expect(result.stdout).not.toContain("cannot read");
+  });
+
+  it("names a provider out of reach", async () => {
+    const result = await check([], { PAYMENTS_API_URL: "http://127.0.0.1:9/v1" });
+    expect(result.code).toBe(3);
+    expect(result.stdout).toContain("not verified: the provider could not be reached");
+  });
+
+  it.each([
+    [["--amount", "abc"], "--amount: must be a finite positive number"],
+    [["--amount", "-5"], "--amount: must be a finite positive number"],
+    [["--amount", "Infinity"], "--amount: must be a finite positive number"],
+    [["--from", "XYZ"], "--from: "],
+    [["--to-iso2", "N"], "--to-iso2: "],
+  ])("refuses %j before calling anything", async (args, message) => {
+    const before = provider.requests.length;
+    const result = await check(args);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(message);
+    expect(provider.requests.length).toBe(before);
+  });
+});

@@ -1,0 +1,67 @@
+import type { ChildProcess } from "node:child_process";
+import { afterAll, describe, expect, it } from "vitest";
+import { Producer } from "../../src/queues/producer.js";
+import { resultsStreamKey } from "../../src/redis/keys.js";
+import { payoutBatch } from "../fixtures/batches.js";
+import { exitOf, spawnWorker } from "../helpers/cli.js";
+import { useTestRedis } from "../helpers/redis.js";
+import { useSandboxProcess } from "../helpers/sandbox-process.js";
+import { waitUntil } from "../helpers/wait-until.js";
+
+// moneyq may send 10 a second; the provider allows 4 and answers the fifth 429 with
+// Retry-After: 2. Requests leave 104 ms apart, so the pause must reach the other process
+// (and the requests already given a slot) within one slot to hold.
+const KEY = "sk_sandbox_shared_pause_001";
+const JOBS = 20;
+const redis = useTestRedis("pause");
+const sandbox = useSandboxProcess(["--settle-delay-ms", "20"]);
+const children: ChildProcess[] = [];
+afterAll(async () => {
+  for (const c of children) {
+    c.kill("SIGTERM");
+    await exitOf(c);
+  }
+});
+
+describe("a 429 with Retry-After pauses the account everywhere", () => {
+  it("two worker processes: no request of the account reaches the provider inside the two seconds", async () => {
+    await sandbox.addAccount("acct_paused", KEY, {
+      rateLimitPerSecond: 4,
+      rateLimitRetryAfterSeconds: 2,
+    });
+    const env = {
+      REDIS_URL: redis.url,
+      PAYMENTS_API_URL: sandbox.baseUrl,
+      MONEYQ_REDIS_PREFIX: redis.prefix,
+      MONEYQ_LOG_LEVEL: "warn",
+      MONEYQ_ACCOUNTS: JSON.stringify([
+        { alias: "paused", apiKey: KEY, ratePerSecond: 10, concurrency: 8 },
+      ]),
+    };
+    const workers = [await spawnWorker(env), await spawnWorker(env)];
+    children.push(...workers.map((w) => w.child));
+    const connection = redis.connect();
+    const producer = new Producer({
+      connection,
+      prefix: redis.prefix,
+      accounts: ["paused"],
+      maxAttempts: 8,
+      retentionMs: 3_600_000,
+    });
+    await producer.enqueueMany(payoutBatch("pause", JOBS, "paused"));
+    await waitUntil(
+      async () => (await connection.xlen(resultsStreamKey(redis.prefix))) >= JOBS,
+      150_000,
+      "every result",
+    );
+    await producer.close();
+
+    const log = await sandbox.requests("acct_paused");
+    const refused = log.filter((r) => r.rateLimited);
+    expect(refused.length, "the provider's limit was hit").toBeGreaterThanOrEqual(2);
+    const inside = refused.flatMap((r) =>
+      log.filter((other) => other.seq > r.seq && other.at < r.at + 2000),
+    );
+    expect(inside).toEqual([]);
+  }, 200_000);
+});

@@ -1,0 +1,48 @@
+import { Queue } from "bullmq";
+import { describe, expect, it } from "vitest";
+import type { JobInput } from "../../src/queues/job-envelope.js";
+import { LANE_PRIORITY } from "../../src/queues/lanes.js";
+import { accountQueueName } from "../../src/queues/queue-names.js";
+import { payoutBatch } from "../fixtures/batches.js";
+import { usePipeline } from "../helpers/pipeline.js";
+
+// A backlog an earlier release queued without priorities (BullMQ's wait list, fetched before
+// every lane) is moved into its lanes when workers start.
+const p = usePipeline(
+  { MONEYQ_RATE_LIMIT_PER_SECOND: "20", MONEYQ_CONCURRENCY: "2" },
+  { startWorkers: false },
+);
+
+describe("jobs queued by a release before lanes", () => {
+  it("are moved into their lanes at worker start: an urgent job does not wait behind them", async () => {
+    const accountId = (await p.sb.control("GET", "/accounts")).body.data.accounts[0].accountId;
+    const queue = new Queue(accountQueueName("default"), {
+      connection: p.connection(),
+      prefix: p.config().redisPrefix,
+    });
+    // The old way: Queue.add without a priority, batch rows.
+    const rows = payoutBatch("before-lanes", 40);
+    for (const input of rows) {
+      const envelope = p.producer().envelopeOf(input);
+      await queue.add(envelope.kind, { envelope }, { jobId: p.producer().jobIdOf(input) });
+    }
+    const urgent = await p.producer().enqueue({
+      ...(payoutBatch("after-lanes", 1)[0] as JobInput),
+      idempotencyKey: "urgent-after-backlog",
+    });
+
+    await p.startMoreWorkers();
+    await p.resultOf(urgent.jobId, 20_000);
+    const requests = (await p.sb.control("GET", "/requests", { query: { accountId } })).body.data
+      .requests as { method: string; idempotencyKey?: string }[];
+    const submissions = requests.filter((r) => r.method === "POST");
+    const at = submissions.findIndex((r) => r.idempotencyKey === "urgent-after-backlog");
+    expect(at).toBeGreaterThanOrEqual(0);
+    // Only requests already under way when it was fetched go before it (concurrency 2).
+    expect(at).toBeLessThanOrEqual(3);
+    const row = await queue.getJob(p.producer().jobIdOf(rows[39] as JobInput));
+    expect(row?.priority).toBe(LANE_PRIORITY.bulk);
+    await p.waitForResults(41, 30_000);
+    await queue.close();
+  });
+});
