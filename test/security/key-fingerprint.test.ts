@@ -140,12 +140,13 @@ describe("a batch whose row key holds another request", () => {
   it("found only while sending, is a row issue: the other rows go on and the batch is queued", async () => {
     const producer = producerOn();
     const conflicting = deriveIdempotencyKey("alpha", "pay-2", "r950");
-    // After the check, before the rows are sent, another request takes row r950's key.
+    // After the check, before any row is sent, another request takes row r950's key. Chunks
+    // are sent several at once, so every send waits for that request to have landed.
     const original = producer.enqueueUnlessReused.bind(producer);
-    let calls = 0;
+    let taken: Promise<unknown> | undefined;
     producer.enqueueUnlessReused = async (envelopes) => {
-      calls += 1;
-      if (calls === 1) await producerOn().enqueue(job(conflicting, 777));
+      taken ??= producerOn().enqueue(job(conflicting, 777));
+      await taken;
       return original(envelopes);
     };
     const report = await batchesOn(producer).submit({
