@@ -65,10 +65,10 @@ export function registerJobRoutes(router: ApiRouter): void {
 
   /** A job of one of the caller's accounts; 404 for any other. */
   async function statusOf(caller: Caller, jobId: string, only?: string) {
-    const result = await results.get(jobId);
     for (const account of only === undefined ? caller.accounts : [only]) {
       const job = (await queues.get(account)?.getJob(jobId)) as Job<JobData> | undefined;
-      if (!job && !(result && result.account === account)) continue;
+      const result = await results.get(account, jobId);
+      if (!job && result === undefined) continue;
       const envelope = job?.data.envelope;
       return {
         jobId,

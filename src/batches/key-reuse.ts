@@ -31,7 +31,10 @@ export async function keyReuseIssues(
     for (let i = start; i < end; i += 1)
       keys.push(deriveIdempotencyKey(account, batchId, held.reference(i)));
     // Only a key with a fingerprint can hold another request: the others cost no parse or hash.
-    const taken = await producer.fingerprinted(keys.map((key) => jobIdFor(account, key)));
+    const taken = await producer.fingerprinted(
+      account,
+      keys.map((key) => jobIdFor(account, key)),
+    );
     const indices: number[] = [];
     const envelopes: JobEnvelope[] = [];
     taken.forEach((isTaken, j) => {

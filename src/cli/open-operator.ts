@@ -1,6 +1,7 @@
 import { migrateLegacyBatchKeys } from "../batches/legacy-batch-keys.js";
 import type { Config } from "../config.js";
 import { createLogger } from "../logger.js";
+import { migrateLegacyPauses } from "../queues/account-pauses.js";
 import { closeRedis } from "../redis/close.js";
 import { createRedis } from "../redis/connection.js";
 import { pingRedis } from "../redis/private-redis.js";
@@ -25,6 +26,7 @@ export async function openOperator(config: Config): Promise<SharedParts> {
     "operator",
   );
   await migrateLegacyBatchKeys(connection, config.redisPrefix);
+  await migrateLegacyPauses(connection, config.redisPrefix);
   const parts = openParts(config, connection);
   return {
     ...parts,

@@ -44,7 +44,9 @@ export async function finishJob(
   const now = Date.now();
   const result = resultOf(job, envelope, ending, now);
   const first = await deps.results.emit(result);
-  const recorded = first ? result : ((await deps.results.get(result.jobId)) ?? result);
+  const recorded = first
+    ? result
+    : ((await deps.results.get(result.account, result.jobId)) ?? result);
   if (first) {
     countFinished(deps, job, envelope, result, now);
     await deps.onResult?.(result);

@@ -1,7 +1,7 @@
 import type { Redis } from "ioredis";
 import { LANE_PRIORITY, type Lane } from "../queues/lanes.js";
 import { Coalescer } from "../redis/coalescer.js";
-import { bullKeys, pausedAccountsKey, rateKeys } from "../redis/keys.js";
+import { accountPauseKey, bullKeys, rateKeys } from "../redis/keys.js";
 import { CLEAR_SLOTS } from "../redis/scripts/clear-slots.js";
 import { PAUSE_ACCOUNT } from "../redis/scripts/pause-account.js";
 import { RESERVE_SLOTS } from "../redis/scripts/reserve-slots.js";
@@ -155,7 +155,7 @@ export class RateGate {
       rateKey,
       rate.lanes,
       rate.pause,
-      pausedAccountsKey(this.#prefix),
+      accountPauseKey(this.#prefix, account),
       queueKey === "" ? rate.noQueue : bullKeys.prioritized(queueKey),
       rate.yielded,
       rate.bulkAhead,
@@ -164,7 +164,6 @@ export class RateGate {
       String(interval),
       String(MAX_RESERVE_AHEAD_MS),
       String(Math.max(BULK_AHEAD_MIN_MS, BULK_AHEAD_INTERVALS * interval)),
-      account,
       String(HIGH_LANE_RUN_CAP),
       // How long a waiting bulk request, or a hand-back, counts: a few slots, 50 ms at least.
       String(Math.max(50, 3 * interval)),
@@ -188,8 +187,8 @@ export class RateGate {
 
   async #clearMany(account: string, requests: readonly ClearRequest[]): Promise<Clearance[]> {
     const rate = rateKeys(this.#prefix, account);
-    const keys = [rate.pause, pausedAccountsKey(this.#prefix), rate.bulkAhead];
-    const args = [account, String(this.#marginMs / 2)];
+    const keys = [rate.pause, accountPauseKey(this.#prefix, account), rate.bulkAhead];
+    const args = [String(this.#marginMs / 2)];
     for (const r of requests) {
       const { lock, sentKey } = r.options;
       const none = keys[0] as string;

@@ -24,7 +24,8 @@ export async function earlierResult(
   results: ProcessorDeps["results"],
   job: Job<JobData>,
 ): Promise<JobResult | undefined> {
-  if (job.attemptsStarted > 1 || job.data.state !== undefined) return results.get(job.id as string);
+  if (job.attemptsStarted > 1 || job.data.state !== undefined)
+    return results.get(job.data.envelope.account, job.id as string);
   return undefined;
 }
 

@@ -1,6 +1,6 @@
 import type { Queue } from "bullmq";
 import type { Redis } from "ioredis";
-import { pausedAccountsKey } from "../redis/keys.js";
+import { accountPauseKey, legacyJobKeys } from "../redis/keys.js";
 
 export interface AccountPause {
   readonly account: string;
@@ -10,33 +10,38 @@ export interface AccountPause {
 
 /**
  * Pausing an account stops every worker of every process from taking its jobs (BullMQ's
- * queue pause), and records why, so an operator can see it and resume.
+ * queue pause), and records why under the account's own key, so an operator can see it and
+ * resume, and the rate gate holds the account's running jobs too.
  */
 export class AccountPauses {
   readonly #redis: Redis;
-  readonly #key: string;
+  readonly #prefix: string;
   readonly #queues: ReadonlyMap<string, Queue>;
 
   constructor(redis: Redis, prefix: string, queues: ReadonlyMap<string, Queue>) {
     this.#redis = redis;
-    this.#key = pausedAccountsKey(prefix);
+    this.#prefix = prefix;
     this.#queues = queues;
   }
 
   async pause(account: string, reason: string): Promise<void> {
     await this.#queue(account).pause();
     const entry: AccountPause = { account, reason, pausedAt: new Date().toISOString() };
-    await this.#redis.hset(this.#key, account, JSON.stringify(entry));
+    await this.#redis.set(accountPauseKey(this.#prefix, account), JSON.stringify(entry));
   }
 
   async resume(account: string): Promise<void> {
-    await this.#redis.hdel(this.#key, account);
-    await this.#queue(account).resume();
+    const queue = this.#queue(account);
+    await this.#redis.del(accountPauseKey(this.#prefix, account));
+    await queue.resume();
   }
 
+  /** The configured accounts that are paused. */
   async list(): Promise<AccountPause[]> {
-    const all = await this.#redis.hgetall(this.#key);
-    return Object.values(all).map((v) => JSON.parse(v) as AccountPause);
+    const accounts = [...this.#queues.keys()];
+    if (accounts.length === 0) return [];
+    const found = await this.#redis.mget(...accounts.map((a) => accountPauseKey(this.#prefix, a)));
+    return found.flatMap((v) => (v === null ? [] : [JSON.parse(v) as AccountPause]));
   }
 
   #queue(account: string): Queue {
@@ -44,4 +49,23 @@ export class AccountPauses {
     if (!queue) throw new Error(`unknown account alias ${account}`);
     return queue;
   }
+}
+
+/**
+ * Moves pauses an earlier release kept in one hash to each account's own key (idempotent; a
+ * pause already under the new key wins). Answers how many were moved.
+ */
+export async function migrateLegacyPauses(redis: Redis, prefix: string): Promise<number> {
+  const legacy = legacyJobKeys.pausedAccounts(prefix);
+  const entries = await redis.hgetall(legacy);
+  let moved = 0;
+  for (const [account, entry] of Object.entries(entries)) {
+    const answers = await redis
+      .multi()
+      .set(accountPauseKey(prefix, account), entry, "NX")
+      .hdel(legacy, account)
+      .exec();
+    if (answers?.[0]?.[1] === "OK") moved += 1;
+  }
+  return moved;
 }

@@ -84,7 +84,7 @@ export class DeadLetters {
           throw new ReplayConflictError(jobId, `it is ${state}, not a dead letter`);
         // The replay's outcome becomes the job's new terminal result.
         const sent = (await this.#connection.hexists(jobKeyOf(job), SENT_FIELD)) === 1;
-        const recorded = await this.#results.recorded(jobId);
+        const recorded = await this.#results.recorded(account, jobId);
         if (sent) {
           const result = recorded === undefined ? undefined : resultOf(recorded);
           if (result !== "failed" && result !== "rejected")
@@ -137,7 +137,7 @@ export class DeadLetters {
       batchId: envelope?.batchId,
       reference: envelope?.reference,
       failedReason: job.failedReason,
-      result: await this.#results.get(job.id as string),
+      result: await this.#results.get(account, job.id as string),
       failedAt: job.finishedOn === undefined ? undefined : new Date(job.finishedOn).toISOString(),
     };
   }

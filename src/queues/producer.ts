@@ -125,9 +125,9 @@ export class Producer {
     return { jobs, reused };
   }
 
-  /** Which of these job ids' keys hold a fingerprint (one MGET): only those can be taken. */
-  async fingerprinted(jobIds: readonly string[]): Promise<boolean[]> {
-    return this.#fingerprints.held(jobIds);
+  /** Which of the account's job ids' keys hold a fingerprint (one MGET): only those can be taken. */
+  async fingerprinted(account: string, jobIds: readonly string[]): Promise<boolean[]> {
+    return this.#fingerprints.held(account, jobIds);
   }
 
   /**
@@ -229,9 +229,10 @@ export class Producer {
     const { prefix } = this.#options;
     const jobId = jobIdFor(envelope.account, envelope.idempotencyKey);
     return {
+      account: envelope.account,
       jobId,
       jobKey: bullKeys.job(bullKeys.queue(prefix, accountQueueName(envelope.account)), jobId),
-      markerKey: resultMarkerKey(prefix, jobId),
+      markerKey: resultMarkerKey(prefix, envelope.account, jobId),
       fingerprint: requestFingerprint(envelope),
     };
   }

@@ -1,6 +1,6 @@
 import { hash } from "node:crypto";
 import type { Redis } from "ioredis";
-import { fingerprintKey } from "../redis/keys.js";
+import { fingerprintKey, legacyJobKeys } from "../redis/keys.js";
 import { CLAIM_FINGERPRINTS } from "../redis/scripts/claim-fingerprints.js";
 import { RELEASE_FINGERPRINTS } from "../redis/scripts/release-fingerprints.js";
 import { defineScripts } from "../redis/scripts/script.js";
@@ -67,8 +67,12 @@ export type KeyUse = "new" | "same" | "different";
  */
 export type KeyClaim = "new" | "replayed" | "pending" | "different";
 
-/** A keyed request: its job id, the Redis keys of its job hash and result marker, its fingerprint. */
+/**
+ * A keyed request: its account and job id, the Redis keys of its job hash and result marker,
+ * its fingerprint.
+ */
 export interface FingerprintEntry {
+  readonly account: string;
   readonly jobId: string;
   readonly jobKey: string;
   readonly markerKey: string;
@@ -114,15 +118,26 @@ export class RequestFingerprints {
     this.#ttlMs = ttlMs;
   }
 
-  key(jobId: string): string {
-    return fingerprintKey(this.#prefix, jobId);
+  key(account: string, jobId: string): string {
+    return fingerprintKey(this.#prefix, account, jobId);
   }
 
-  /** Whether each job id has a stored fingerprint. */
-  async held(jobIds: readonly string[]): Promise<boolean[]> {
-    if (jobIds.length === 0) return [];
-    const found = await this.#redis.mget(...jobIds.map((id) => this.key(id)));
+  /** Whether each of the account's job ids has a stored fingerprint. */
+  async held(account: string, jobIds: readonly string[]): Promise<boolean[]> {
+    const found = await this.#stored(jobIds.map((jobId) => ({ account, jobId })));
     return found.map((f) => f !== null);
+  }
+
+  /** Each job's stored fingerprint (one MGET), read where an earlier release kept it too. */
+  async #stored(jobs: readonly { account: string; jobId: string }[]): Promise<(string | null)[]> {
+    if (jobs.length === 0) return [];
+    const found = await this.#redis.mget(
+      ...jobs.flatMap((j) => [
+        this.key(j.account, j.jobId),
+        legacyJobKeys.fingerprint(this.#prefix, j.jobId),
+      ]),
+    );
+    return jobs.map((_, i) => found[2 * i] ?? found[2 * i + 1] ?? null);
   }
 
   /**
@@ -133,7 +148,7 @@ export class RequestFingerprints {
    */
   async check(entries: readonly FingerprintEntry[]): Promise<KeyUse[]> {
     if (entries.length === 0) return [];
-    const held = await this.#redis.mget(...entries.map((e) => this.key(e.jobId)));
+    const held = await this.#stored(entries);
     const uses: KeyUse[] = held.map((h, i) =>
       h === null ? "new" : h === entries[i]?.fingerprint ? "same" : "different",
     );
@@ -165,7 +180,7 @@ export class RequestFingerprints {
     if (entries.length === 0) return;
     await this.#redis.moneyqReleaseFingerprints(
       entries.length,
-      ...entries.map((e) => this.key(e.jobId)),
+      ...entries.map((e) => this.key(e.account, e.jobId)),
       ...entries.map((e) => e.fingerprint),
     );
   }
@@ -177,8 +192,14 @@ export class RequestFingerprints {
   ): Promise<{ uses: KeyClaim[]; stored: boolean }> {
     if (entries.length === 0) return { uses: [], stored: false };
     const [stored, answers] = await this.#redis.moneyqClaimFingerprints(
-      entries.length * 3,
-      ...entries.flatMap((e) => [this.key(e.jobId), e.jobKey, e.markerKey]),
+      entries.length * 5,
+      ...entries.flatMap((e) => [
+        this.key(e.account, e.jobId),
+        e.jobKey,
+        e.markerKey,
+        legacyJobKeys.fingerprint(this.#prefix, e.jobId),
+        legacyJobKeys.resultMarker(this.#prefix, e.jobId),
+      ]),
       mode,
       String(CLAIM_HOLD_MS),
       String(this.#ttlMs),
@@ -198,7 +219,8 @@ export class RequestFingerprints {
     // The job holds this request: its fingerprint is stored again, right this time.
     if (mode === "claim" && repaired.length > 0) {
       const pipeline = this.#redis.pipeline();
-      for (const e of repaired) pipeline.set(this.key(e.jobId), e.fingerprint, "PX", this.#ttlMs);
+      for (const e of repaired)
+        pipeline.set(this.key(e.account, e.jobId), e.fingerprint, "PX", this.#ttlMs);
       await pipeline.exec();
     }
     return { uses, stored: stored === 1 };

@@ -12,8 +12,8 @@ export function resultsStreamKey(prefix: string): string {
 }
 
 /** A job's result marker: its terminal result, set once. */
-export function resultMarkerKey(prefix: string, jobId: string): string {
-  return `${prefix}:result:${jobId}`;
+export function resultMarkerKey(prefix: string, account: string, jobId: string): string {
+  return `${prefix}:result:${account}:${jobId}`;
 }
 
 /** An account's reconciliation backlog: ids of its jobs whose last result is needs_reconciliation. */
@@ -22,9 +22,21 @@ export function backlogKey(prefix: string, account: string): string {
 }
 
 /** The fingerprint of the request stored under a job id (its account and idempotency key). */
-export function fingerprintKey(prefix: string, jobId: string): string {
-  return `${prefix}:fp:${jobId}`;
+export function fingerprintKey(prefix: string, account: string, jobId: string): string {
+  return `${prefix}:fp:${account}:${jobId}`;
 }
+
+/**
+ * Keys of a job that earlier releases spelled without its account. Result markers and
+ * fingerprints are still read there (never written) until they expire, at most twice
+ * MONEYQ_RETENTION_MS after the upgrade; account pauses are moved at start.
+ */
+export const legacyJobKeys = {
+  resultMarker: (prefix: string, jobId: string): string => `${prefix}:result:${jobId}`,
+  fingerprint: (prefix: string, jobId: string): string => `${prefix}:fp:${jobId}`,
+  /** Hash: account → why and when it was paused. */
+  pausedAccounts: (prefix: string): string => `${prefix}:paused-accounts`,
+};
 
 /**
  * The Redis keys of one batch. They belong to its account: the same id in two accounts is two
@@ -74,9 +86,9 @@ export function rateKeys(prefix: string, account: string) {
   };
 }
 
-/** Accounts an operator paused (hash: account → why and when). */
-export function pausedAccountsKey(prefix: string): string {
-  return `${prefix}:paused-accounts`;
+/** Set while an operator (or a refused key) holds the account paused: why and since when. */
+export function accountPauseKey(prefix: string, account: string): string {
+  return `${prefix}:paused:${account}`;
 }
 
 /** Held by the one replay of a dead letter under way. */

@@ -1,6 +1,12 @@
 import type { Redis } from "ioredis";
 import { Coalescer } from "../redis/coalescer.js";
-import { backlogKey, fingerprintKey, resultMarkerKey, resultsStreamKey } from "../redis/keys.js";
+import {
+  backlogKey,
+  fingerprintKey,
+  legacyJobKeys,
+  resultMarkerKey,
+  resultsStreamKey,
+} from "../redis/keys.js";
 import { EMIT_RESULTS } from "../redis/scripts/emit-results.js";
 import { FORGET_RESULT } from "../redis/scripts/forget-result.js";
 import { defineScripts } from "../redis/scripts/script.js";
@@ -11,6 +17,7 @@ type EmittingRedis = Redis & {
   moneyqEmitResults(keyCount: number, ...keysAndArgs: string[]): Promise<number[]>;
   moneyqForgetResult(
     marker: string,
+    legacyMarker: string,
     backlog: string,
     recorded: string,
     jobId: string,
@@ -55,15 +62,18 @@ export class ResultsStore {
       String(this.#options.maxLen),
       String(Date.now()),
     ];
+    const { prefix } = this.#options;
     for (const result of results) {
-      const marker = this.#markerKey(result.jobId);
-      const batch = batchRowOf(this.#options.prefix, result);
+      const marker = resultMarkerKey(prefix, result.account, result.jobId);
+      const batch = batchRowOf(prefix, result);
       keys.push(
         marker,
-        backlogKey(this.#options.prefix, result.account),
+        backlogKey(prefix, result.account),
         batch?.meta ?? marker,
         batch?.rows ?? marker,
-        fingerprintKey(this.#options.prefix, result.jobId),
+        fingerprintKey(prefix, result.account, result.jobId),
+        legacyJobKeys.resultMarker(prefix, result.jobId),
+        legacyJobKeys.fingerprint(prefix, result.jobId),
       );
       args.push(
         JSON.stringify(result),
@@ -79,14 +89,18 @@ export class ResultsStore {
   }
 
   /** The job's terminal result, if it has one. */
-  async get(jobId: string): Promise<JobResult | undefined> {
-    const raw = await this.#redis.get(this.#markerKey(jobId));
-    return raw === null ? undefined : JobResult.parse(JSON.parse(raw));
+  async get(account: string, jobId: string): Promise<JobResult | undefined> {
+    const raw = await this.recorded(account, jobId);
+    return raw === undefined ? undefined : JobResult.parse(JSON.parse(raw));
   }
 
   /** The job's result as stored, to hand back to `forget`; undefined if it has none. */
-  async recorded(jobId: string): Promise<string | undefined> {
-    return (await this.#redis.get(this.#markerKey(jobId))) ?? undefined;
+  async recorded(account: string, jobId: string): Promise<string | undefined> {
+    const [marker, legacy] = await this.#redis.mget(
+      resultMarkerKey(this.#options.prefix, account, jobId),
+      legacyJobKeys.resultMarker(this.#options.prefix, jobId),
+    );
+    return marker ?? legacy ?? undefined;
   }
 
   /**
@@ -96,15 +110,12 @@ export class ResultsStore {
    */
   async forget(account: string, jobId: string, recorded?: string): Promise<boolean> {
     const forgotten = await this.#redis.moneyqForgetResult(
-      this.#markerKey(jobId),
+      resultMarkerKey(this.#options.prefix, account, jobId),
+      legacyJobKeys.resultMarker(this.#options.prefix, jobId),
       backlogKey(this.#options.prefix, account),
       recorded ?? "",
       jobId,
     );
     return forgotten === 1;
-  }
-
-  #markerKey(jobId: string): string {
-    return resultMarkerKey(this.#options.prefix, jobId);
   }
 }

@@ -18,6 +18,7 @@ import { type RunningMetricsServer, startMetricsServer } from "../metrics/metric
 import { registerRedisMetrics } from "../metrics/redis-metrics.js";
 import { type RunningWorkers, startWorkers } from "../processors/start-workers.js";
 import { DEFAULT_PROVIDER_PROFILE } from "../provider/profile.js";
+import { migrateLegacyPauses } from "../queues/account-pauses.js";
 import type { Producer } from "../queues/producer.js";
 import { closeRedis } from "../redis/close.js";
 import { createRedis } from "../redis/connection.js";
@@ -251,7 +252,7 @@ function announce(parts: {
   return startupMessage;
 }
 
-/** Checks that Redis keeps jobs (refusing under MONEYQ_REQUIRE_SAFE_REDIS) and moves legacy batch keys. */
+/** Checks that Redis keeps jobs (refusing under MONEYQ_REQUIRE_SAFE_REDIS) and moves batches and pauses stored by earlier releases. */
 async function prepareRedis(
   connection: Redis,
   config: Config,
@@ -273,6 +274,8 @@ async function prepareRedis(
       { batchIds: legacy.conflicts },
       "batches stored before they belonged to an account were not moved: their account already has a batch of that id",
     );
+  const pauses = await migrateLegacyPauses(connection, config.redisPrefix);
+  if (pauses > 0) logger.info({ moved: pauses }, "moved account pauses to their account's key");
 }
 
 /** The HTTP API of a service, with its readiness. */

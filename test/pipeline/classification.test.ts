@@ -158,7 +158,7 @@ describe("each row of the classification table, driven through the sandbox", () 
     await p.workers().results.forget("default", r1.jobId);
     // The producer would refuse another request under this key itself (its stored fingerprint):
     // forgotten too, so that the provider's own refusal is what this row classifies.
-    await p.connection().del(fingerprintKey(p.config().redisPrefix, r1.jobId));
+    await p.connection().del(fingerprintKey(p.config().redisPrefix, "default", r1.jobId));
     await queue.close();
     const r2 = await run({
       ...first,

@@ -150,6 +150,6 @@ describe("every job kind end to end", () => {
     );
     expect(await job?.getState()).toBe("completed");
     expect(job?.returnvalue ?? null).toBeNull();
-    expect(await p.workers().results.get(jobId)).toEqual(streamed);
+    expect(await p.workers().results.get("default", jobId)).toEqual(streamed);
   });
 });

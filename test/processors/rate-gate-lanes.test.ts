@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { HIGH_LANE_RUN_CAP, RateGate, type Reservation } from "../../src/processors/rate-gate.js";
 import { accountQueueName } from "../../src/queues/queue-names.js";
-import { bullKeys, pausedAccountsKey } from "../../src/redis/keys.js";
+import { accountPauseKey, bullKeys } from "../../src/redis/keys.js";
 import { useTestRedis } from "../helpers/redis.js";
 
 const redis = useTestRedis("gatelanes");
@@ -64,7 +64,7 @@ describe("RateGate: what must hold when a request leaves", () => {
     await gate.pause("acct", 10);
     const still = await gate.reserve("acct", 50);
     expect("pausedMs" in still && still.pausedMs).toBeGreaterThan(100);
-    await connection.hset(pausedAccountsKey(prefix), "other", "{}");
+    await connection.set(accountPauseKey(prefix, "other"), "{}");
     expect(await gate.reserve("other", 50)).toEqual({ reserved: false, held: true });
   });
 });

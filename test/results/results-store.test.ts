@@ -41,7 +41,7 @@ describe("ResultsStore", () => {
 
     expect(firsts).toEqual([true, true, true, false, true, false]);
     expect(await connection.xlen(store.streamKey)).toBe(4);
-    expect((await store.get("j1"))?.result).toBe("succeeded");
+    expect((await store.get("default", "j1"))?.result).toBe("succeeded");
     expect(await connection.hgetall(batch.meta)).toMatchObject({
       state: "completed_with_failures",
       done: "3",

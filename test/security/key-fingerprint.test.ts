@@ -70,7 +70,8 @@ const job = (key: string, amount = 150, extra: Partial<JobInput> = {}): JobInput
     ...extra,
   }) as JobInput;
 
-const fpKey = (jobId: string) => fingerprintKey(redis.prefix, jobId);
+// Every job of these tests is alpha's.
+const fpKey = (jobId: string) => fingerprintKey(redis.prefix, "alpha", jobId);
 
 const csv = (rows: number, amount: number) =>
   [
@@ -222,9 +223,10 @@ describe("the fingerprint is checked against the stored job", () => {
     const jobId = jobIdFor("alpha", "fp-b");
     // A producer that claimed the key and died before its addBulk.
     const entry = {
+      account: "alpha",
       jobId,
       jobKey: bullKeys.job(bullKeys.queue(redis.prefix, accountQueueName("alpha")), jobId),
-      markerKey: resultMarkerKey(redis.prefix, jobId),
+      markerKey: resultMarkerKey(redis.prefix, "alpha", jobId),
       fingerprint: requestFingerprint(envelope),
     };
     await new RequestFingerprints(connection, redis.prefix, 2 * RETENTION_MS).claim([entry], true);

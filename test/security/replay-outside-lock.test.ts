@@ -34,9 +34,9 @@ describe("a replay raced by something outside its lock", () => {
     const racing = new Proxy(results, {
       get(target, property) {
         if (property === "recorded")
-          return async (id: string) => {
+          return async (account: string, id: string) => {
             await (await queue.getJob(id))?.retry("failed");
-            return target.recorded(id);
+            return target.recorded(account, id);
           };
         const value = Reflect.get(target, property, target);
         return typeof value === "function" ? value.bind(target) : value;

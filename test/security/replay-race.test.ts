@@ -85,12 +85,12 @@ describe("dead-letter replay is atomic", () => {
       durationMs: 1,
     });
     expect(await store.emit(result("2026-11-22T00:00:01.000Z"))).toBe(true);
-    const read = (await store.recorded("j_forget")) as string;
+    const read = (await store.recorded("alpha", "j_forget")) as string;
     expect(await store.forget("alpha", "j_forget", read)).toBe(true);
     expect(await store.emit(result("2026-11-22T00:00:02.000Z"))).toBe(true);
     // A second replay that read the first result before the new one was recorded.
     expect(await store.forget("alpha", "j_forget", read)).toBe(false);
-    expect((await store.get("j_forget"))?.finishedAt).toBe("2026-11-22T00:00:02.000Z");
+    expect((await store.get("alpha", "j_forget"))?.finishedAt).toBe("2026-11-22T00:00:02.000Z");
   });
 
   it("a job that was never a dead letter, or is another account's, is 404 and untouched", async () => {

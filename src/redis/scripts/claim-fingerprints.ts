@@ -2,7 +2,8 @@ import type { Script } from "./script.js";
 
 /**
  * Compares each request with what its key holds, the stored job first.
- * KEYS: per entry its fingerprint, job hash and result marker.
+ * KEYS: per entry its fingerprint, job hash, result marker, and the fingerprint and marker as
+ * an earlier release kept them (without the account: read, never written).
  * ARGV: 1 `claim` or `check` (reads only), 2 how long a new claim is held before its job exists
  * (ms), 3 the full TTL (ms), 4 `1`: store nothing if one definitely differs, 5.. the
  * fingerprints.
@@ -21,18 +22,19 @@ export const CLAIM_FINGERPRINTS: Script = {
 local claim, hold, full, strict = ARGV[1] == 'claim', ARGV[2], ARGV[3], ARGV[4] == '1'
 local out, pending, fresh = {}, {}, {}
 local refused = false
-for i = 1, #KEYS / 3 do
-  local fk, jk, mk, mine = KEYS[3 * i - 2], KEYS[3 * i - 1], KEYS[3 * i], ARGV[4 + i]
-  local held = redis.call('GET', fk)
+for i = 1, #KEYS / 5 do
+  local k, mine = 5 * (i - 1), ARGV[4 + i]
+  local fk, jk, mk = KEYS[k + 1], KEYS[k + 2], KEYS[k + 3]
+  local held = redis.call('GET', fk) or redis.call('GET', KEYS[k + 4])
   if held == false then held = pending[fk] end
   if redis.call('EXISTS', jk) == 1 then
     if held == mine then
       out[i] = {1}
-      if claim then redis.call('PEXPIRE', fk, full) end
+      if claim then redis.call('SET', fk, mine, 'PX', full) end
     else
       out[i] = {3, redis.call('HGET', jk, 'data') or ''}
     end
-  elseif redis.call('EXISTS', mk) == 1 then
+  elseif redis.call('EXISTS', mk, KEYS[k + 5]) > 0 then
     if held == nil or held == mine then
       out[i] = {1}
       if claim then redis.call('SET', fk, mine, 'PX', full) end
@@ -49,7 +51,7 @@ for i = 1, #KEYS / 3 do
 end
 local stored = 0
 if claim and not (strict and refused) then
-  for _, i in ipairs(fresh) do redis.call('SET', KEYS[3 * i - 2], ARGV[4 + i], 'PX', hold) end
+  for _, i in ipairs(fresh) do redis.call('SET', KEYS[5 * i - 4], ARGV[4 + i], 'PX', hold) end
   stored = 1
 end
 return {stored, out}`,

@@ -5,9 +5,9 @@ import type { Script } from "./script.js";
  * Clearance of a request whose slot was reserved ahead: just before it leaves, the same checks
  * again (a 429 or a lost lock may have come since), its lateness on Redis's clock, and, for a
  * bulk slot, that no lookup or urgent request took it meanwhile.
- * KEYS: 1 the account's pause, 2 operator pauses, 3 bulk slots reserved ahead; per request i:
+ * KEYS: 1 the account's pause, 2 its operator pause, 3 bulk slots reserved ahead; per request i:
  * 3 + 2i - 1 the job's lock, 3 + 2i the job's hash.
- * ARGV: 1 account, 2 tolerance; per request, from 3 + 4(i - 1): slot time, lock token, sent
+ * ARGV: 1 tolerance; per request, from 2 + 4(i - 1): slot time, lock token, sent
  * flag (clearance sets the job hash's "sent" field: the record lives as long as the job, and
  * goes with it), bulk flag.
  * Answers two values a request: status, value. Status: 1 clear (and recorded as sent),
@@ -19,8 +19,8 @@ export const CLEAR_SLOTS: Script = {
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
 local pausedMs = redis.call('PTTL', KEYS[1])
-local held = redis.call('HEXISTS', KEYS[2], ARGV[1]) == 1
-local tolerance = tonumber(ARGV[2])
+local held = redis.call('EXISTS', KEYS[2]) == 1
+local tolerance = tonumber(ARGV[1])
 local out = {}
 local function answer(status, value)
   out[#out + 1] = status
@@ -28,7 +28,7 @@ local function answer(status, value)
 end
 for i = 1, (#KEYS - 3) / 2 do
   local k = 4 + 2 * (i - 1)
-  local a = 3 + 4 * (i - 1)
+  local a = 2 + 4 * (i - 1)
   local at = tonumber(ARGV[a])
   local token = ARGV[a + 1]
   local mine = true

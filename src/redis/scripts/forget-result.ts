@@ -2,17 +2,20 @@ import type { Script } from "./script.js";
 
 /**
  * Forgets a job's result so that a replay can emit a new one.
- * KEYS: 1 the job's result marker, 2 its account's reconciliation backlog.
+ * KEYS: 1 the job's result marker, 2 where an earlier release kept it, 3 its account's
+ * reconciliation backlog.
  * ARGV: 1 the result as recorded ('' forgets any), 2 the job id.
  * Answers 1 when the marker was deleted and the job taken out of the backlog, 0 when the marker
  * holds another result.
  */
 export const FORGET_RESULT: Script = {
   name: "moneyqForgetResult",
-  numberOfKeys: 2,
+  numberOfKeys: 3,
   lua: `
-if ARGV[1] ~= '' and redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-redis.call('DEL', KEYS[1])
-redis.call('ZREM', KEYS[2], ARGV[2])
+if ARGV[1] ~= '' and (redis.call('GET', KEYS[1]) or redis.call('GET', KEYS[2])) ~= ARGV[1] then
+  return 0
+end
+redis.call('DEL', KEYS[1], KEYS[2])
+redis.call('ZREM', KEYS[3], ARGV[2])
 return 1`,
 };

@@ -21,11 +21,11 @@ import type { Script } from "./script.js";
  * worker busy with lookups and urgent jobs), its oldest job is moved to the queue's front and
  * the lookup or urgent job hands its own back to make room.
  *
- * KEYS: 1 slot (tat), 2 lane state (hash: run, bulkBy), 3 the account's pause, 4 operator
- * pauses (hash), 5 the queue's prioritized set, 6 hand-back count, 7 bulk slots reserved ahead
+ * KEYS: 1 slot (tat), 2 lane state (hash: run, bulkBy), 3 the account's pause, 4 its operator
+ * pause, 5 the queue's prioritized set, 6 hand-back count, 7 bulk slots reserved ahead
  * (zset); then per request i, from 8 + 3(i - 1): batch meta, job lock, job hash.
- * ARGV: 1 interval, 2 maxAhead, 3 bulkAhead, 4 account, 5 cap, 6 slack; then per request, from
- * 7 + 5(i - 1): weight, lane priority, batch flag, lock token ('' for none), sent flag ('1':
+ * ARGV: 1 interval, 2 maxAhead, 3 bulkAhead, 4 cap, 5 slack; then per request, from
+ * 6 + 5(i - 1): weight, lane priority, batch flag, lock token ('' for none), sent flag ('1':
  * refused when the job's hash has its "sent" field; clearance sets it).
  * Answers three values a request: status, value (a delay or a wait, in ms), and the slot's time
  * on Redis's clock when one was reserved. Status: 0 retry in (value), 1 reserved (value: delay),
@@ -40,13 +40,13 @@ local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
 local interval = tonumber(ARGV[1])
 local maxAhead = tonumber(ARGV[2])
 local bulkAhead = tonumber(ARGV[3])
-local cap = tonumber(ARGV[5])
-local slack = tonumber(ARGV[6])
+local cap = tonumber(ARGV[4])
+local slack = tonumber(ARGV[5])
 local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
 local run = tonumber(redis.call('HGET', KEYS[2], 'run') or '0')
 local bulkBy = tonumber(redis.call('HGET', KEYS[2], 'bulkBy') or '0')
 local pausedMs = redis.call('PTTL', KEYS[3])
-local held = redis.call('HEXISTS', KEYS[4], ARGV[4]) == 1
+local held = redis.call('EXISTS', KEYS[4]) == 1
 local yielded = tonumber(redis.call('GET', KEYS[6]) or '0')
 local runBefore, bulkByBefore, added = run, bulkBy, false
 local waitingHigh = -1
@@ -59,7 +59,7 @@ local function answer(status, value, at)
 end
 for i = 1, (#KEYS - 7) / 3 do
   local k = 8 + 3 * (i - 1)
-  local a = 7 + 5 * (i - 1)
+  local a = 6 + 5 * (i - 1)
   local lane = tonumber(ARGV[a + 1])
   local token = ARGV[a + 3]
   local sends = ARGV[a + 4] == '1'
