@@ -5,6 +5,7 @@ import type { PipelineMetrics } from "../metrics/pipeline-metrics.js";
 import type { AccountPauses } from "../queues/account-pauses.js";
 import type { JobResult } from "../results/job-result.js";
 import type { ResultsStore } from "../results/results-store.js";
+import type { LaneWakes } from "./lane-wakes.js";
 import type { LockedWrites } from "./locked-writes.js";
 import type { RateGate } from "./rate-gate.js";
 
@@ -15,6 +16,8 @@ export interface ProcessorDeps {
   readonly gate: RateGate;
   /** Job state writes that check this worker still holds the job. */
   readonly writes: LockedWrites;
+  /** Where bulk requests wait for a slot, woken when urgent jobs are enqueued. */
+  readonly wakes: LaneWakes;
   readonly results: ResultsStore;
   readonly pauses: AccountPauses;
   readonly pipeline: PipelineConfig;

@@ -18,6 +18,7 @@ import type { JobResult } from "../results/job-result.js";
 import { ResultsStore } from "../results/results-store.js";
 import { type RunningWebhooks, startWebhooks } from "../webhooks/webhook-delivery.js";
 import { createJobProcessor } from "./job-processor.js";
+import { LaneWakes, listenForLaneWakes } from "./lane-wakes.js";
 import { LockedWrites } from "./locked-writes.js";
 import type { ProcessorDeps } from "./processor-deps.js";
 import { RateGate } from "./rate-gate.js";
@@ -93,6 +94,13 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
   });
   const gate = new RateGate(connection, config.redisPrefix, config.pipeline.rateWindowMarginMs);
   const writes = new LockedWrites(connection);
+  const wakes = new LaneWakes();
+  const wakeListener = listenForLaneWakes(
+    watchRedisErrors(connection.duplicate(), logger, "lane wakes"),
+    config.redisPrefix,
+    wakes,
+    logger,
+  );
 
   // Before any worker runs, so the relay's consumer group exists before the first result.
   const webhooks = config.webhook
@@ -111,6 +119,7 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
     clients,
     gate,
     writes,
+    wakes,
     results,
     pauses,
     pipeline: config.pipeline,
@@ -152,6 +161,7 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
       ownQueues,
       webhooks,
       resultsConnection,
+      wakeListener,
     });
     return closing;
   };
@@ -229,11 +239,13 @@ interface Running {
   readonly ownQueues: AccountQueues | undefined;
   readonly webhooks: RunningWebhooks | undefined;
   readonly resultsConnection: Redis;
+  readonly wakeListener: { close(): Promise<void> };
 }
 
 /** Stops fetching, lets active jobs finish within the grace period, hands back the rest. */
 async function closeWorkers(running: Running): Promise<void> {
-  const { config, logger, workers, clients, ownQueues, webhooks, resultsConnection } = running;
+  const { config, logger, workers, clients, ownQueues, webhooks, resultsConnection, wakeListener } =
+    running;
   // Alongside the workers, within the same grace period: a slow webhook receiver must not
   // hold the shutdown past its bound.
   const webhooksClosed = webhooks?.close(config.pipeline.shutdownGraceMs).catch(() => undefined);
@@ -259,5 +271,6 @@ async function closeWorkers(running: Running): Promise<void> {
   await ownQueues?.close();
   await Promise.allSettled([...clients.values()].map((c) => c.close()));
   await closeRedis(resultsConnection);
+  await wakeListener.close();
   logger.info("workers stopped");
 }

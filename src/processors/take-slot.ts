@@ -29,7 +29,7 @@ export interface SlotRequest {
 /** "send" now; or the job ends: its batch was cancelled, or its request already left. */
 export type SlotAnswer = "send" | "cancelled" | "already_sent";
 
-type SlotDeps = Pick<ProcessorDeps, "gate" | "writes" | "metrics" | "pipeline">;
+type SlotDeps = Pick<ProcessorDeps, "gate" | "writes" | "wakes" | "metrics" | "pipeline">;
 
 /** What a run asks of the gate: its account's rate, its lane, its lock and its "sent" record. */
 export function slotRequestOf(run: JobRun, prefix: string): SlotRequest {
@@ -95,7 +95,10 @@ export class SlotTaker {
         if ("yielded" in slot) return backToWait(job, options.lock?.token);
         if ("held" in slot) return this.#pause(account, HELD_RECHECK_MS);
         if ("pausedMs" in slot) return this.#pause(account, slot.pausedMs);
-        await sleep(slot.retryInMs, job, signal);
+        // A bulk request asks again early if urgent jobs are enqueued meanwhile: it may have
+        // to make room for them.
+        if (options.lane === "bulk") await this.#deps.wakes.sleep(account, slot.retryInMs, signal);
+        else await sleep(slot.retryInMs, job, signal);
         continue;
       }
       const due = asked + slot.delayMs;

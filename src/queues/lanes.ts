@@ -21,3 +21,18 @@ export function laneOfPriority(priority: number | undefined): Lane {
   if (priority === LANE_PRIORITY.lookup) return "lookup";
   return priority === LANE_PRIORITY.bulk ? "bulk" : "urgent";
 }
+
+/**
+ * The message a producer publishes when it enqueued `count` urgent jobs on `account`, so that
+ * workers whose places are all held by waiting bulk jobs make room at once
+ * (processors/lane-wakes.ts).
+ */
+export function laneWakeMessage(account: string, count: number): string {
+  return `${account} ${count}`;
+}
+
+/** Reads a wake message; undefined for anything else. */
+export function parseLaneWake(message: string): { account: string; count: number } | undefined {
+  const match = /^([a-z][a-z0-9_-]{0,31}) ([1-9]\d{0,5})$/.exec(message);
+  return match ? { account: match[1] as string, count: Number(match[2]) } : undefined;
+}

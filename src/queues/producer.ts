@@ -3,13 +3,13 @@ import type { Redis } from "ioredis";
 import { type FieldIssue, validate } from "../contract/field-issues.js";
 import { DEFAULT_PROVIDER_PROFILE, type ProviderProfile } from "../provider/profile.js";
 import { profileRequestIssues } from "../provider/requests.js";
-import { bullKeys, resultMarkerKey } from "../redis/keys.js";
+import { bullKeys, laneWakeChannel, resultMarkerKey } from "../redis/keys.js";
 import { AccountQueues } from "./account-queues.js";
 import { EnqueueValidationError, IdempotencyKeyReusedError } from "./enqueue-error.js";
 import { deriveIdempotencyKey, jobIdFor } from "./idempotency-key.js";
 import { type JobEnvelope, JobEnvelopeSchema, type JobInput } from "./job-envelope.js";
 import { JOB_KINDS } from "./job-kinds.js";
-import { type JobPriority, LANE_PRIORITY } from "./lanes.js";
+import { type JobPriority, LANE_PRIORITY, laneWakeMessage } from "./lanes.js";
 import { accountQueueName } from "./queue-names.js";
 import {
   type FingerprintEntry,
@@ -203,8 +203,21 @@ export class Producer {
             opts: this.#jobOptions(envelope, lane),
           })),
         );
+        await this.#wakeFor(account, list.filter((e) => (e.priority ?? lane) === "urgent").length);
       }
     }
+  }
+
+  /**
+   * Tells the account's workers that urgent jobs wait, so one held by bulk jobs makes room at
+   * once. Only a shortcut: the jobs are added, and a worker finds them within a slot interval
+   * without it, so a failure here fails nothing.
+   */
+  async #wakeFor(account: string, urgent: number): Promise<void> {
+    if (urgent === 0) return;
+    await this.#options.connection
+      .publish(laneWakeChannel(this.#options.prefix), laneWakeMessage(account, urgent))
+      .catch(() => undefined);
   }
 
   /** Throws for the first key that holds another request; `offset`: the chunk's start, if any. */

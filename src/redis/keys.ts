@@ -101,6 +101,11 @@ export function lanePassKey(prefix: string, account: string): string {
   return `${prefix}:lane-pass:${account}`;
 }
 
+/** The pub/sub channel on which producers tell workers that urgent jobs wait (not a key). */
+export function laneWakeChannel(prefix: string): string {
+  return `${prefix}:lane-wake`;
+}
+
 /** The SCAN pattern of every key under `prefix`. */
 export function everyKeyPattern(prefix: string): string {
   return `${prefix}:*`;
