@@ -56,7 +56,7 @@ describe("npm run demo", () => {
 
 describe("moneyq start on embedded defaults", () => {
   const startRedis = useTestRedis("start");
-  // A private redis-server stands in only when REDIS_URL is not set (test/security/redis-at-start.test.ts).
+  // A private redis-server stands in only when REDIS_URL is not set (test/service/redis-at-start.test.ts).
   it("runs the sandbox in-process, says so first, serves jobs, and stops on SIGTERM", async () => {
     const child = spawnCli(["start"], {
       REDIS_URL: startRedis.url,

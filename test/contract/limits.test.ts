@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { type OperationSpec, operations, validate } from "../../src/contract/index.js";
+import { type LimitCase, limitCases, MISSING } from "../fixtures/limit-cases.js";
 import { operationExamples } from "../fixtures/operation-examples.js";
-import { type LimitCase, limitCases, MISSING } from "./limit-cases.js";
 
 function partOf(x: LimitCase): Record<string, unknown> {
   const example = operationExamples[x.op] as Record<string, Record<string, unknown> | undefined>;

@@ -7,8 +7,8 @@ import {
   pathParamNames,
   validate,
 } from "../../src/contract/index.js";
+import { coveredOperations } from "../fixtures/limit-cases.js";
 import { operationExamples } from "../fixtures/operation-examples.js";
-import { coveredOperations } from "./limit-cases.js";
 
 /** What a server sees: every query value as text. */
 function asQueryStrings(query: Record<string, unknown> | undefined) {

@@ -10,7 +10,7 @@ import { expectExactlyOnce } from "../helpers/exactly-once.js";
 import { usePipeline } from "../helpers/pipeline.js";
 import { waitUntil } from "../helpers/wait-until.js";
 
-// The fault batch of test/pipeline/fault-batch.test.ts, against a provider in another dialect.
+// The fault batch of test/processors/fault-batch.test.ts, against a provider in another dialect.
 const FAULTS = { dropAfterCommitRate: 0.2, errorRate: 0.2, seed: 11 };
 const p = usePipeline(
   {

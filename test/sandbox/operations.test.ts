@@ -5,7 +5,7 @@ import {
   type OperationSpec,
   operations,
 } from "../../src/contract/index.js";
-import { limitCases, MISSING } from "../contract/limit-cases.js";
+import { limitCases, MISSING } from "../fixtures/limit-cases.js";
 import { operationExamples } from "../fixtures/operation-examples.js";
 import { type CallOptions, useSandbox } from "../helpers/sandbox.js";
 

@@ -1,7 +1,7 @@
 import { connect } from "node:net";
 import { describe, expect, it } from "vitest";
-import { ALPHA_TOKEN, bankJob, useLoggedService } from "./logged-service.js";
-import { rawRequest } from "./raw-http.js";
+import { ALPHA_TOKEN, bankJob, useLoggedService } from "../helpers/logged-service.js";
+import { rawRequest } from "../helpers/raw-http.js";
 
 const h = useLoggedService({
   MONEYQ_API_REQUEST_TIMEOUT_MS: "1500",

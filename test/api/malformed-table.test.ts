@@ -1,7 +1,7 @@
 import { Queue } from "bullmq";
 import { describe, expect, it } from "vitest";
 import { accountQueueName } from "../../src/queues/queue-names.js";
-import { bankJob, useLoggedService } from "./logged-service.js";
+import { bankJob, useLoggedService } from "../helpers/logged-service.js";
 
 const h = useLoggedService({ MONEYQ_API_BODY_LIMIT_BYTES: "200000" });
 

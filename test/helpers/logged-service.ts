@@ -3,9 +3,9 @@ import { afterAll, beforeAll } from "vitest";
 import { type Config, loadConfig } from "../../src/config.js";
 import { createLogger } from "../../src/logger.js";
 import { type Service, startService } from "../../src/service/start-service.js";
-import { useTestRedis } from "../helpers/redis.js";
-import { useSandbox } from "../helpers/sandbox.js";
-import { ALPHA_TOKEN, BETA_TOKEN, BOTH_TOKEN } from "../helpers/service.js";
+import { useTestRedis } from "./redis.js";
+import { useSandbox } from "./sandbox.js";
+import { ALPHA_TOKEN, BETA_TOKEN, BOTH_TOKEN } from "./service.js";
 
 export { ALPHA_TOKEN, BETA_TOKEN, BOTH_TOKEN };
 

@@ -2,8 +2,8 @@ import { parse } from "csv-parse/sync";
 import { describe, expect, it } from "vitest";
 import { renderReport } from "../../src/batches/report-format.js";
 import type { ReportLine } from "../../src/results/report-line.js";
+import { useLoggedService } from "../helpers/logged-service.js";
 import { until } from "../helpers/service.js";
-import { useLoggedService } from "./logged-service.js";
 
 const h = useLoggedService();
 

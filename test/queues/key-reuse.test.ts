@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { IdempotencyKeyReusedError } from "../../src/queues/enqueue-error.js";
 import type { JobInput } from "../../src/queues/job-envelope.js";
+import { bankJob, useLoggedService } from "../helpers/logged-service.js";
 import { until } from "../helpers/service.js";
-import { bankJob, useLoggedService } from "./logged-service.js";
 
 const h = useLoggedService();
 

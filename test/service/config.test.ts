@@ -1,6 +1,6 @@
 import { inspect } from "node:util";
 import { describe, expect, it } from "vitest";
-import { CONFIG_DEFAULTS, ConfigError, loadConfig } from "../src/config.js";
+import { CONFIG_DEFAULTS, ConfigError, loadConfig } from "../../src/config.js";
 
 const KEY = "sk_live_CANARY_0123456789";
 const URL_V1 = "https://api.example.test/v1";

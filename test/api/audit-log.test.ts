@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-import { until } from "../helpers/service.js";
 import {
   ALPHA_TOKEN,
   BETA_TOKEN,
@@ -7,7 +6,8 @@ import {
   bankJob,
   type LogLine,
   useLoggedService,
-} from "./logged-service.js";
+} from "../helpers/logged-service.js";
+import { until } from "../helpers/service.js";
 
 const h = useLoggedService();
 

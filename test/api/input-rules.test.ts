@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { PaymentsClient } from "../../src/client/index.js";
 import { EnqueueValidationError } from "../../src/queues/enqueue-error.js";
 import type { JobInput } from "../../src/queues/job-envelope.js";
-import { bankJob, useLoggedService } from "./logged-service.js";
+import { bankJob, useLoggedService } from "../helpers/logged-service.js";
 
 const h = useLoggedService();
 
