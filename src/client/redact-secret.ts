@@ -49,8 +49,13 @@ export class SecretRedactor {
     this.#pattern = secretPattern(secret);
   }
 
-  /** The raw text, with every written form of the secret replaced. */
+  /**
+   * The raw text, with every written form of the secret replaced. Every form is at least as
+   * long as the secret (each character stays one or becomes an escape), so shorter text, most
+   * of an answer's values and keys, is returned as it is without running the pattern.
+   */
   text(text: string): string {
+    if (text.length < this.#secret.length) return text;
     return text.replace(this.#pattern, REDACTED).split(this.#secret).join(REDACTED);
   }
 
@@ -74,22 +79,34 @@ export class SecretRedactor {
     }
   }
 
-  /** A parsed value: every string in it, keys included, with the secret replaced. */
+  /**
+   * A parsed value: every string in it, keys included, with the secret replaced. A part with
+   * nothing to replace is returned as it is (no copy): most answers hold no secret at all.
+   */
   value(value: unknown): unknown {
     if (typeof value === "string") return this.text(value);
-    if (Array.isArray(value)) return value.map((v) => this.value(v));
-    if (value !== null && typeof value === "object") {
-      const out: Record<string, unknown> = {};
-      for (const [key, v] of Object.entries(value)) {
-        Object.defineProperty(out, this.text(key), {
-          value: this.value(v),
-          enumerable: true,
-          writable: true,
-          configurable: true,
-        });
-      }
-      return out;
+    if (Array.isArray(value)) {
+      const out = value.map((v) => this.value(v));
+      return out.some((v, i) => v !== value[i]) ? out : value;
     }
+    if (value !== null && typeof value === "object") return this.#object(value);
     return value;
+  }
+
+  #object(value: object): object {
+    const entries = Object.entries(value);
+    const redacted = entries.map(([key, v]) => [this.text(key), this.value(v)] as const);
+    if (redacted.every(([key, v], i) => key === entries[i]?.[0] && v === entries[i]?.[1]))
+      return value;
+    const out: Record<string, unknown> = {};
+    // Defined, not assigned: a key "__proto__" stays a plain key.
+    for (const [key, v] of redacted)
+      Object.defineProperty(out, key, {
+        value: v,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    return out;
   }
 }
