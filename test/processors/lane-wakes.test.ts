@@ -5,6 +5,7 @@ import type { JobInput } from "../../src/queues/job-envelope.js";
 import { laneWakeMessage, parseLaneWake } from "../../src/queues/lanes.js";
 import { Producer } from "../../src/queues/producer.js";
 import { laneWakeChannel } from "../../src/redis/keys.js";
+import { bankJob } from "../fixtures/batches.js";
 import { useTestRedis } from "../helpers/redis.js";
 import { waitUntil } from "../helpers/wait-until.js";
 
@@ -100,22 +101,7 @@ describe("a producer that enqueues urgent jobs", () => {
     const waiting = [1, 2, 3, 4].map(() => sleeper(wakes, "alpha"));
     const beta = sleeper(wakes, "beta");
     const payout = (key: string, priority?: "urgent" | "bulk"): JobInput =>
-      ({
-        kind: "payout.bank",
-        account: "alpha",
-        idempotencyKey: key,
-        ...(priority && { priority }),
-        request: {
-          body: {
-            amount: 100,
-            currency: "NGN",
-            bankCode: "044",
-            accountNumber: "0123456789",
-            accountName: "Ada Obi",
-            bankName: "Access Bank",
-          },
-        },
-      }) as JobInput;
+      bankJob({ account: "alpha", idempotencyKey: key, ...(priority && { priority }) }) as JobInput;
 
     // Bulk rows wake nobody; one job enqueued alone (urgent) wakes one request.
     await producer.enqueueMany([payout("bulk-1"), payout("bulk-2")]);

@@ -17,6 +17,7 @@ import {
 } from "../../src/queues/request-fingerprint.js";
 import { batchKeys, bullKeys, fingerprintKey, resultMarkerKey } from "../../src/redis/keys.js";
 import { ResultsStore } from "../../src/results/results-store.js";
+import { bankJob } from "../fixtures/batches.js";
 import { withHook } from "../helpers/hooks.js";
 import { useTestRedis } from "../helpers/redis.js";
 
@@ -53,22 +54,7 @@ async function jobCount(): Promise<number> {
 }
 
 const job = (key: string, amount = 150, extra: Partial<JobInput> = {}): JobInput =>
-  ({
-    kind: "payout.bank",
-    account: "alpha",
-    idempotencyKey: key,
-    request: {
-      body: {
-        amount,
-        currency: "NGN",
-        bankCode: "044",
-        accountNumber: "0123456789",
-        accountName: "Ada Obi",
-        bankName: "Access Bank",
-      },
-    },
-    ...extra,
-  }) as JobInput;
+  bankJob({ account: "alpha", idempotencyKey: key, ...extra }, { amount }) as JobInput;
 
 // Every job of these tests is alpha's.
 const fpKey = (jobId: string) => fingerprintKey(redis.prefix, "alpha", jobId);

@@ -17,6 +17,7 @@ import {
 } from "../../src/redis/keys.js";
 import type { JobResult } from "../../src/results/job-result.js";
 import { ResultsStore } from "../../src/results/results-store.js";
+import { bankJob } from "../fixtures/batches.js";
 import { useTestRedis } from "../helpers/redis.js";
 
 // A Redis an earlier release wrote: markers and fingerprints without the account, pauses in
@@ -29,21 +30,7 @@ afterAll(async () => {
 });
 
 const payout = (key: string, amount: number): JobInput =>
-  ({
-    kind: "payout.bank",
-    account: "alpha",
-    idempotencyKey: key,
-    request: {
-      body: {
-        amount,
-        currency: "NGN",
-        bankCode: "044",
-        accountNumber: "0123456789",
-        accountName: "Ada Obi",
-        bankName: "Access Bank",
-      },
-    },
-  }) as JobInput;
+  bankJob({ account: "alpha", idempotencyKey: key }, { amount }) as JobInput;
 
 function resultOf(key: string, finishedAt: string): JobResult {
   return {
