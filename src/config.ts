@@ -97,8 +97,11 @@ export interface PipelineConfig {
 
 export interface WebhookConfig {
   readonly url: string;
-  /** Non-enumerable, like API keys. */
-  readonly secret: string;
+  /**
+   * Every deliveries' signing secret, in the order configured (several while rotating);
+   * non-enumerable, like API keys.
+   */
+  readonly secrets: readonly string[];
   /**
    * CIDR ranges a webhook may reach although they are not public unicast (loopback, private,
    * link-local...): MONEYQ_WEBHOOK_ALLOW_PRIVATE, for local development. Empty by default.
@@ -213,6 +216,9 @@ export class ConfigError extends Error {
     this.issues = issues;
   }
 }
+
+/** Secrets configured at once: a rotation needs two; more is a mistake to show. */
+const MAX_WEBHOOK_SECRETS = 5;
 
 /** A string rule whose message is kept word for word (a refinement, not a bare pattern). */
 function matching(pattern: RegExp, message: string) {
@@ -408,6 +414,41 @@ function readPipeline(read: EnvReader): PipelineConfig {
   });
 }
 
+/**
+ * One secret, or several separated by spaces while rotating: each delivery is signed with all.
+ * A secret is `whsec_` and the base64 of its key (Standard Webhooks), or 16 or more characters.
+ */
+const webhookSecrets = z
+  .string()
+  .transform((v) => v.split(/\s+/).filter((s) => s !== ""))
+  .superRefine((secrets, ctx) => {
+    if (secrets.length === 0 || secrets.length > MAX_WEBHOOK_SECRETS)
+      ctx.addIssue({
+        code: "custom",
+        message: `must hold 1 to ${MAX_WEBHOOK_SECRETS} secrets, separated by spaces`,
+      });
+    secrets.forEach((secret, i) => {
+      const problem = webhookSecretRule(secret);
+      if (problem !== undefined)
+        ctx.addIssue({ code: "custom", message: `secret ${i + 1}: ${problem}` });
+    });
+  });
+
+/**
+ * What src/webhooks/webhook-secret.ts checks, written again here because the configuration
+ * sits below the webhooks (test/service/config.test.ts holds the two to the same answers).
+ */
+function webhookSecretRule(secret: string): string | undefined {
+  if (secret.length > 512) return "a webhook secret must be at most 512 characters";
+  if (!secret.startsWith("whsec_"))
+    return secret.length < 16 ? "a webhook secret must be at least 16 characters" : undefined;
+  const encoded = /^whsec_([A-Za-z0-9+/]+)={0,2}$/.exec(secret)?.[1] ?? "";
+  const bytes = encoded.length % 4 === 1 ? 0 : Math.floor((encoded.length * 3) / 4);
+  return bytes < 16 || bytes > 64
+    ? "a whsec_ secret must be whsec_ followed by the base64 of 16 to 64 random bytes"
+    : undefined;
+}
+
 /** Signed result webhooks: a URL and a secret together, or neither. */
 function readWebhook(read: EnvReader): WebhookConfig | undefined {
   const webhookUrl = read.check(
@@ -415,11 +456,7 @@ function readWebhook(read: EnvReader): WebhookConfig | undefined {
     matching(/^https?:\/\/\S+$/, "must be an http(s) URL"),
     undefined,
   );
-  const webhookSecret = read.check(
-    "MONEYQ_WEBHOOK_SECRET",
-    matching(/^\S{16,512}$/, "must be 16 to 512 characters without spaces"),
-    undefined,
-  );
+  const webhookSecret = read.check("MONEYQ_WEBHOOK_SECRET", webhookSecrets, undefined);
   if ((webhookUrl === undefined) !== (webhookSecret === undefined)) {
     read.issues.push({
       variable: webhookUrl === undefined ? "MONEYQ_WEBHOOK_URL" : "MONEYQ_WEBHOOK_SECRET",
@@ -611,11 +648,14 @@ function readTokens(
 
 function webhookConfig(
   url: string,
-  secret: string,
+  secrets: readonly string[],
   allowedRanges: readonly string[],
 ): WebhookConfig {
   const entry = { url, allowedRanges: Object.freeze([...allowedRanges]) } as WebhookConfig;
-  Object.defineProperty(entry, "secret", { value: secret, enumerable: false });
+  Object.defineProperty(entry, "secrets", {
+    value: Object.freeze([...secrets]),
+    enumerable: false,
+  });
   return Object.freeze(entry);
 }
 

@@ -81,7 +81,8 @@ export {
   EVENT_ID_HEADER,
   SIGNATURE_HEADER,
   signWebhook,
-  verifyWebhook,
   WebhookArgumentError,
-  WebhookSecretError,
-} from "./webhooks/webhook-signature.js";
+} from "./webhooks/moneyq-signature.js";
+export type { WebhookHeaders } from "./webhooks/standard-signature.js";
+export { type VerifyOptions, verifyWebhook } from "./webhooks/verify-webhook.js";
+export { WebhookSecretError } from "./webhooks/webhook-secret.js";

@@ -7,6 +7,7 @@ import type { AccountPauses } from "../queues/account-pauses.js";
 import type { DeadLetters } from "../queues/dead-letters.js";
 import type { Producer } from "../queues/producer.js";
 import type { ResultsStore } from "../results/results-store.js";
+import type { WebhookDeliveries } from "../webhooks/webhook-deliveries.js";
 
 /** What /readyz reports. */
 export interface Readiness {
@@ -26,6 +27,8 @@ export interface ApiDeps {
   readonly queues: ReadonlyMap<string, Queue>;
   readonly pauses: AccountPauses;
   readonly deadLetters: DeadLetters;
+  /** The webhook delivery queue: its stop after a 410, deliveries that gave up, redelivery. */
+  readonly webhooks: WebhookDeliveries;
   readonly registry: Registry;
   readonly logger: Logger;
   /** Largest batch upload; every other route takes at most JOB_BODY_LIMIT_BYTES. */

@@ -79,3 +79,10 @@ export const AccountParams = z.strictObject({ alias: account });
 export const PauseBody = z
   .strictObject({ reason: z.string().min(1).max(500).optional() })
   .optional();
+
+/** A webhook event id: the results stream entry id it was sent from. */
+export const WebhookEventParams = z.strictObject({
+  eventId: z
+    .string()
+    .regex(/^\d{1,20}-\d{1,20}$/, { message: "must be a webhook event id (digits-digits)" }),
+});

@@ -5,6 +5,7 @@ import { registerBatchRoutes } from "./batch-routes.js";
 import { registerJobRoutes } from "./job-routes.js";
 import { registerOperatorRoutes } from "./operator-routes.js";
 import { registerSystemRoutes } from "./system-routes.js";
+import { registerWebhookRoutes } from "./webhook-routes.js";
 
 export interface RunningApi {
   /** http://host:port of the API. */
@@ -24,6 +25,7 @@ export function buildApi(deps: ApiDeps) {
   registerJobRoutes(router);
   registerBatchRoutes(router);
   registerOperatorRoutes(router);
+  registerWebhookRoutes(router);
   return router.app;
 }
 

@@ -7,6 +7,7 @@ import { healthcheckCommand } from "./healthcheck-command.js";
 import { providerCommand } from "./provider-command.js";
 import { sandboxCommand } from "./sandbox-command.js";
 import { startCommand } from "./start-command.js";
+import { webhooksCommand } from "./webhooks-command.js";
 
 /** Usage errors exit 2; --help and --version exit 0, as commander decides. */
 function exitOnUsageError(error: CommanderError): never {
@@ -22,6 +23,7 @@ export function buildProgram(): Command {
     .addCommand(startCommand())
     .addCommand(batchCommand())
     .addCommand(deadLettersCommand())
+    .addCommand(webhooksCommand())
     .addCommand(sandboxCommand())
     .addCommand(demoCommand())
     .addCommand(healthcheckCommand())

@@ -1,7 +1,7 @@
 import { Counter, Histogram, type Registry } from "prom-client";
 
 export const RATE_LIMIT_SOURCES = ["upstream", "local"] as const;
-export const WEBHOOK_OUTCOMES = ["delivered", "retry", "failed", "blocked"] as const;
+export const WEBHOOK_OUTCOMES = ["delivered", "retry", "failed", "blocked", "gone"] as const;
 
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 const JOB_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600];

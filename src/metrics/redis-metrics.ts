@@ -3,7 +3,7 @@ import type { Redis } from "ioredis";
 import { Gauge, type Registry } from "prom-client";
 import type { AccountPauses } from "../queues/account-pauses.js";
 import { LANE_PRIORITY } from "../queues/lanes.js";
-import { backlogKey, bullKeys } from "../redis/keys.js";
+import { backlogKey, bullKeys, webhookEndpointKey } from "../redis/keys.js";
 
 export interface RedisMetricsOptions {
   readonly connection: Redis;
@@ -30,6 +30,7 @@ interface Reading {
     readonly paused: boolean;
   }>;
   readonly streamLength: number;
+  readonly webhooksStopped: boolean;
 }
 
 /**
@@ -108,6 +109,16 @@ export function registerRedisMetrics(registry: Registry, options: RedisMetricsOp
     },
   });
   new Gauge({
+    name: "moneyq_webhook_endpoint_stopped",
+    help: "1 while webhook deliveries are stopped because the receiver answered 410 Gone (moneyq webhooks resume).",
+    registers,
+    async collect() {
+      this.reset();
+      const r = await reading();
+      if (r) this.set(r.webhooksStopped ? 1 : 0);
+    },
+  });
+  new Gauge({
     name: "moneyq_results_stream_length",
     help: "Entries in the results stream (trimmed near MONEYQ_RESULTS_MAXLEN).",
     registers,
@@ -121,9 +132,10 @@ export function registerRedisMetrics(registry: Registry, options: RedisMetricsOp
 
 async function read(options: RedisMetricsOptions, at: number): Promise<Reading> {
   const { connection, prefix, queues } = options;
-  const [pauses, streamLength, perQueue] = await Promise.all([
+  const [pauses, streamLength, webhooksStopped, perQueue] = await Promise.all([
     options.pauses.list(),
     connection.xlen(options.resultsStreamKey),
+    connection.exists(webhookEndpointKey(prefix)),
     Promise.all(
       [...queues].map(async ([account, queue]) => {
         const [all, since, backlog] = await Promise.all([
@@ -141,6 +153,7 @@ async function read(options: RedisMetricsOptions, at: number): Promise<Reading> 
   const pausedAccounts = new Set(pauses.map((p) => p.account));
   return {
     streamLength,
+    webhooksStopped: webhooksStopped === 1,
     queues: perQueue.map((q) => ({
       queue: q.queue,
       account: q.account,

@@ -16,6 +16,7 @@ import { isRedisConnectionError, outageLog, watchRedisErrors } from "../redis/er
 import { lanePassKey } from "../redis/keys.js";
 import type { JobResult } from "../results/job-result.js";
 import { ResultsStore } from "../results/results-store.js";
+import type { WebhookDeliveries } from "../webhooks/webhook-deliveries.js";
 import { type RunningWebhooks, startWebhooks } from "../webhooks/webhook-delivery.js";
 import { createJobProcessor } from "./job-processor.js";
 import { LaneWakes, listenForLaneWakes } from "./lane-wakes.js";
@@ -38,6 +39,8 @@ export interface StartWorkersOptions {
   readonly onResult?: (result: JobResult) => Promise<void>;
   /** The process's account queues, closed by their owner; else the workers open and close their own. */
   readonly queues?: AccountQueues;
+  /** The process's webhook delivery queue, closed by its owner; else the webhooks open their own. */
+  readonly webhookDeliveries?: WebhookDeliveries;
 }
 
 export interface RunningWorkers {
@@ -112,6 +115,7 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
         retentionMs: config.pipeline.retentionMs,
         logger,
         metrics,
+        ...(options.webhookDeliveries && { deliveries: options.webhookDeliveries }),
       })
     : undefined;
   const deps: ProcessorDeps = {

@@ -106,6 +106,14 @@ export function laneWakeChannel(prefix: string): string {
   return `${prefix}:lane-wake`;
 }
 
+/**
+ * The webhook endpoint's state, a hash: `goneAt` (ms) and `url` (a digest of the URL that
+ * answered 410 Gone) while deliveries are stopped; absent otherwise.
+ */
+export function webhookEndpointKey(prefix: string): string {
+  return `${prefix}:webhook-endpoint`;
+}
+
 /** The SCAN pattern of every key under `prefix`. */
 export function everyKeyPattern(prefix: string): string {
   return `${prefix}:*`;

@@ -13,11 +13,12 @@ import { DeadLetters } from "../queues/dead-letters.js";
 import { Producer } from "../queues/producer.js";
 import { ResultsStore } from "../results/results-store.js";
 import { DEMO_API_KEY } from "../sandbox/options.js";
+import { WebhookDeliveries } from "../webhooks/webhook-deliveries.js";
 
 /**
  * What a service and the operator commands act through, over one Redis connection: the
  * accounts' queues (opened once, shared by everything here), the producer, the results, the
- * batches, the dead letters and the pauses.
+ * batches, the dead letters, the pauses and the webhook deliveries.
  */
 export interface SharedParts {
   readonly config: Config;
@@ -31,6 +32,8 @@ export interface SharedParts {
   readonly batches: Batches;
   readonly deadLetters: DeadLetters;
   readonly pauses: AccountPauses;
+  /** The webhook delivery queue: the endpoint's stop, deliveries that gave up, redelivery. */
+  readonly webhooks: WebhookDeliveries;
   /** Closes the producer and the queues (not the connection). Every step runs. */
   close(): Promise<void>;
 }
@@ -61,6 +64,7 @@ export function openParts(config: Config, connection: Redis): SharedParts {
     retentionMs: config.pipeline.retentionMs,
     maxLen: config.pipeline.resultsMaxLen,
   });
+  const webhooks = new WebhookDeliveries(connection, prefix);
   return {
     config,
     connection,
@@ -71,11 +75,12 @@ export function openParts(config: Config, connection: Redis): SharedParts {
     batches: new Batches({ connection, prefix, producer, results }),
     deadLetters: new DeadLetters(connection, prefix, results, queues),
     pauses: new AccountPauses(connection, prefix, queues.byAccount),
+    webhooks,
     async close() {
       try {
         await producer.close();
       } finally {
-        await queues.close();
+        await Promise.allSettled([queues.close(), webhooks.close()]);
       }
     },
   };

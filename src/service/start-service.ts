@@ -143,6 +143,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
             logger,
             registry,
             queues: parts.queues,
+            webhookDeliveries: parts.webhooks,
           });
     if (workers) cleanup.push(["workers", () => workers.close()]);
     registerRedisMetrics(registry, {
@@ -282,7 +283,15 @@ async function prepareRedis(
 async function startServiceApi(
   parts: Pick<
     ApiDeps,
-    "logger" | "tokens" | "producer" | "batches" | "results" | "queues" | "pauses" | "deadLetters"
+    | "logger"
+    | "tokens"
+    | "producer"
+    | "batches"
+    | "results"
+    | "queues"
+    | "pauses"
+    | "deadLetters"
+    | "webhooks"
   > & {
     readonly config: Config;
     readonly connection: Redis;
@@ -309,6 +318,7 @@ async function startServiceApi(
       queues: parts.queues,
       pauses: parts.pauses,
       deadLetters: parts.deadLetters,
+      webhooks: parts.webhooks,
       registry: runtime.registry,
       logger,
       bodyLimitBytes: config.api.bodyLimitBytes,

@@ -5,9 +5,18 @@
 export {
   DEFAULT_TOLERANCE_SECONDS,
   EVENT_ID_HEADER,
-  MIN_SECRET_LENGTH,
   SIGNATURE_HEADER,
-  verifyWebhook,
   WebhookArgumentError,
+} from "./moneyq-signature.js";
+export {
+  WEBHOOK_ID_HEADER,
+  WEBHOOK_SIGNATURE_HEADER,
+  WEBHOOK_TIMESTAMP_HEADER,
+  type WebhookHeaders,
+} from "./standard-signature.js";
+export { type VerifyOptions, verifyWebhook } from "./verify-webhook.js";
+export {
+  MIN_SECRET_LENGTH,
+  STANDARD_SECRET_PREFIX,
   WebhookSecretError,
-} from "./webhook-signature.js";
+} from "./webhook-secret.js";

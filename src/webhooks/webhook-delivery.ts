@@ -1,16 +1,27 @@
-import { Queue, UnrecoverableError, Worker } from "bullmq";
+import { UnrecoverableError, Worker } from "bullmq";
 import { Agent } from "undici";
+import { parseRetryAfter } from "../client/retry.js";
 import type { WebhookConfig } from "../config.js";
 import { assertAllowedWebhookUrl, guardedLookup } from "../net/address-guard.js";
 import { isRedisConnectionError, outageLog } from "../redis/errors.js";
+import { EVENT_ID_HEADER, SIGNATURE_HEADER, signWebhook } from "./moneyq-signature.js";
+import { standardHeaders } from "./standard-signature.js";
+import { type Delivery, WEBHOOK_QUEUE, WebhookDeliveries } from "./webhook-deliveries.js";
 import { type ResultStreamSource, WebhookRelay } from "./webhook-relay.js";
-import { EVENT_ID_HEADER, SIGNATURE_HEADER, signWebhook } from "./webhook-signature.js";
 
-export const WEBHOOK_QUEUE = "webhooks";
-export const WEBHOOK_ATTEMPTS = 12;
+/**
+ * The wait before each retry: about three days in all, as receivers of Standard Webhooks
+ * expect (a receiver down over a weekend still gets every event). Each wait is jittered.
+ */
+export const WEBHOOK_RETRY_SCHEDULE_MS: readonly number[] = Object.freeze(
+  [5, 300, 1_800, 7_200, 18_000, 36_000, 50_400, 72_000, 72_000].map((s) => s * 1000),
+);
+/** Each wait is this share longer or shorter at random, so retries of many events spread out. */
+const JITTER = 0.1;
+/** A receiver's Retry-After is honoured within these bounds. */
+const MIN_RETRY_AFTER_MS = 1_000;
+const MAX_RETRY_AFTER_MS = 86_400_000;
 const WEBHOOK_TIMEOUT_MS = 10_000;
-const FIRST_RETRY_MS = 1_000;
-const MAX_RETRY_MS = 3_600_000;
 /** After the close's deadline and the end of every delivery, how long the worker gets to hand jobs back. */
 const HAND_BACK_MS = 1_000;
 
@@ -19,13 +30,19 @@ export interface WebhookDeliveryOptions extends ResultStreamSource {
   readonly webhook: WebhookConfig;
   readonly retentionMs: number;
   readonly metrics: WebhookMetrics;
+  /** The delivery queue's operations; opened (and closed) here when not given. */
+  readonly deliveries?: WebhookDeliveries;
+  /** Waits before each retry; WEBHOOK_RETRY_SCHEDULE_MS unless a test shortens it. */
+  readonly retryScheduleMs?: readonly number[];
+  /** Defaults to Math.random; the jitter's source. */
+  readonly random?: () => number;
 }
+
+export type WebhookOutcome = "delivered" | "blocked" | "retry" | "failed" | "gone";
 
 /** What deliveries count (the pipeline's metrics provide it): each delivery's outcome. */
 export interface WebhookMetrics {
-  readonly webhookDeliveries: {
-    inc(labels: { outcome: "delivered" | "blocked" | "retry" | "failed" }): void;
-  };
+  readonly webhookDeliveries: { inc(labels: { outcome: WebhookOutcome }): void };
 }
 
 export interface RunningWebhooks {
@@ -36,72 +53,43 @@ export interface RunningWebhooks {
   close(deadlineMs?: number): Promise<void>;
 }
 
-interface Delivery {
-  readonly eventId: string;
-  readonly body: string;
+/** A refusal the receiver asked to be retried after a while (429 or 503 with Retry-After). */
+class RetryAfterError extends Error {
+  constructor(
+    message: string,
+    readonly retryAfterMs: number,
+  ) {
+    super(message);
+  }
 }
 
 /** Starts the relay (stream to queue) and the delivery worker (queue to the receiver). */
 export async function startWebhooks(options: WebhookDeliveryOptions): Promise<RunningWebhooks> {
-  const { webhook, logger, metrics } = options;
+  const { webhook, logger } = options;
   assertAllowedWebhookUrl(webhook.url, webhook.allowedRanges);
+  const ownDeliveries = options.deliveries
+    ? undefined
+    : new WebhookDeliveries(options.connection, options.prefix);
+  const deliveries = (options.deliveries ?? ownDeliveries) as WebhookDeliveries;
+  if (await deliveries.resumeIfMoved(webhook.url))
+    logger.warn("webhooks: the URL that answered 410 Gone was replaced; deliveries go on");
+  const schedule = options.retryScheduleMs ?? WEBHOOK_RETRY_SCHEDULE_MS;
+  const random = options.random ?? Math.random;
   const agent = new Agent({ connect: { lookup: guardedLookup(webhook.allowedRanges) } });
-  const target = new URL(webhook.url);
   const retentionSeconds = Math.ceil(options.retentionMs / 1000);
-  const queue = new Queue<Delivery>(WEBHOOK_QUEUE, {
-    connection: options.connection,
-    prefix: options.prefix,
-    defaultJobOptions: {
-      attempts: WEBHOOK_ATTEMPTS,
-      backoff: { type: "webhook" },
-      removeOnComplete: { age: retentionSeconds },
-      removeOnFail: { age: retentionSeconds },
-    },
-  });
   const worker = new Worker<Delivery>(
     WEBHOOK_QUEUE,
-    async (job) => {
-      let status: number;
-      try {
-        const response = await agent.request({
-          origin: target.origin,
-          path: target.pathname + target.search,
-          method: "POST",
-          headers: {
-            "content-type": "application/json",
-            [SIGNATURE_HEADER]: signWebhook(webhook.secret, job.data.body),
-            [EVENT_ID_HEADER]: job.data.eventId,
-          },
-          body: job.data.body,
-          headersTimeout: WEBHOOK_TIMEOUT_MS,
-          bodyTimeout: WEBHOOK_TIMEOUT_MS,
-        });
-        status = response.statusCode;
-        await response.body.dump();
-      } catch (error) {
-        if ((error as { code?: string }).code === "webhook_address_blocked") {
-          metrics.webhookDeliveries.inc({ outcome: "blocked" });
-          throw new UnrecoverableError((error as Error).message);
-        }
-        throw countRetry(metrics, job.attemptsMade, error as Error);
-      }
-      if (status >= 200 && status < 300) {
-        metrics.webhookDeliveries.inc({ outcome: "delivered" });
-        return;
-      }
-      throw countRetry(
-        metrics,
-        job.attemptsMade,
-        new Error(`webhook receiver answered HTTP ${status}`),
-      );
-    },
+    (job) =>
+      deliver({ ...options, deliveries }, agent, job.data, job.attemptsMade, schedule.length + 1),
     {
       connection: options.connection,
       prefix: options.prefix,
       concurrency: 8,
       settings: {
-        backoffStrategy: (attemptsMade: number) =>
-          Math.min(MAX_RETRY_MS, FIRST_RETRY_MS * 2 ** (attemptsMade - 1)),
+        backoffStrategy: (attemptsMade: number, _type?: string, error?: Error) =>
+          error instanceof RetryAfterError
+            ? error.retryAfterMs
+            : jittered(schedule[Math.min(attemptsMade, schedule.length) - 1] ?? 0, random),
       },
     },
   );
@@ -112,11 +100,19 @@ export async function startWebhooks(options: WebhookDeliveryOptions): Promise<Ru
     else logger.error({ err: error.message }, "webhook worker error");
   });
   worker.on("ready", () => outage.restored());
+  // A worker closed before its connections are ready leaves their first commands to reject unheard.
+  await worker.waitUntilReady();
   const relay = new WebhookRelay({
     connection: options.connection,
     streamKey: options.streamKey,
-    queue,
+    queue: deliveries.queue,
     logger,
+    jobOptions: {
+      attempts: schedule.length + 1,
+      backoff: { type: "webhook" },
+      removeOnComplete: { age: retentionSeconds },
+      removeOnFail: { age: retentionSeconds },
+    },
   });
   await relay.start();
   let closing: Promise<void> | undefined;
@@ -129,18 +125,91 @@ export async function startWebhooks(options: WebhookDeliveryOptions): Promise<Ru
           await agent.destroy().catch(() => undefined);
           await settlesWithin(graceful, HAND_BACK_MS);
         }
-        await queue.close().catch(() => undefined);
         await agent.close().catch(() => undefined);
+        await ownDeliveries?.close().catch(() => undefined);
       })();
       return closing;
     },
   };
 }
 
-function countRetry(metrics: WebhookMetrics, attemptsMade: number, error: Error): Error {
-  metrics.webhookDeliveries.inc({
-    outcome: attemptsMade + 1 >= WEBHOOK_ATTEMPTS ? "failed" : "retry",
-  });
+/** One attempt: signed with every secret, judged by the receiver's status. */
+async function deliver(
+  options: WebhookDeliveryOptions & { readonly deliveries: WebhookDeliveries },
+  agent: Agent,
+  delivery: Delivery,
+  attemptsMade: number,
+  attempts: number,
+): Promise<void> {
+  const { webhook, metrics } = options;
+  const target = new URL(webhook.url);
+  let status: number;
+  let retryAfter: string | undefined;
+  try {
+    const response = await agent.request({
+      origin: target.origin,
+      path: target.pathname + target.search,
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        ...standardHeaders(webhook.secrets, delivery.eventId, delivery.body),
+        [SIGNATURE_HEADER]: signWebhook(webhook.secrets, delivery.body),
+        [EVENT_ID_HEADER]: delivery.eventId,
+      },
+      body: delivery.body,
+      headersTimeout: WEBHOOK_TIMEOUT_MS,
+      bodyTimeout: WEBHOOK_TIMEOUT_MS,
+    });
+    status = response.statusCode;
+    const header = response.headers["retry-after"];
+    retryAfter = typeof header === "string" ? header : undefined;
+    await response.body.dump();
+  } catch (error) {
+    if ((error as { code?: string }).code === "webhook_address_blocked") {
+      metrics.webhookDeliveries.inc({ outcome: "blocked" });
+      throw new UnrecoverableError((error as Error).message);
+    }
+    throw countRetry(metrics, attemptsMade, attempts, error as Error);
+  }
+  if (status >= 200 && status < 300) {
+    metrics.webhookDeliveries.inc({ outcome: "delivered" });
+    return;
+  }
+  if (status === 410) {
+    // The receiver says the endpoint is gone for good: stop, keep every event, let an operator decide.
+    await options.deliveries.stop(webhook.url);
+    metrics.webhookDeliveries.inc({ outcome: "gone" });
+    options.logger.error(
+      "webhooks: the receiver answered 410 Gone; deliveries are stopped until resumed (moneyq webhooks resume)",
+    );
+    throw new UnrecoverableError("webhook receiver answered HTTP 410 Gone: deliveries stopped");
+  }
+  const message = `webhook receiver answered HTTP ${status}`;
+  const waitMs = status === 429 || status === 503 ? parseRetryAfter(retryAfter) : undefined;
+  throw countRetry(
+    metrics,
+    attemptsMade,
+    attempts,
+    waitMs === undefined
+      ? new Error(message)
+      : new RetryAfterError(
+          message,
+          Math.min(MAX_RETRY_AFTER_MS, Math.max(MIN_RETRY_AFTER_MS, waitMs)),
+        ),
+  );
+}
+
+function jittered(ms: number, random: () => number): number {
+  return Math.round(ms * (1 - JITTER + 2 * JITTER * random()));
+}
+
+function countRetry(
+  metrics: WebhookMetrics,
+  attemptsMade: number,
+  attempts: number,
+  error: Error,
+): Error {
+  metrics.webhookDeliveries.inc({ outcome: attemptsMade + 1 >= attempts ? "failed" : "retry" });
   return error;
 }
 

@@ -1,8 +1,9 @@
 import { hostname } from "node:os";
-import type { Queue } from "bullmq";
+import type { JobsOptions, Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Logger } from "../logger.js";
 import { watchRedisErrors } from "../redis/errors.js";
+import { deliveryJobId } from "./webhook-deliveries.js";
 
 export const WEBHOOK_GROUP = "webhooks";
 /** An entry another relay read but never acknowledged (it died) is taken over after this long. */
@@ -20,6 +21,8 @@ export interface ResultStreamSource {
 
 export interface WebhookRelayOptions extends ResultStreamSource {
   readonly queue: Queue;
+  /** Each delivery job's attempts, backoff and retention. */
+  readonly jobOptions: JobsOptions;
 }
 
 /**
@@ -110,7 +113,7 @@ export class WebhookRelay {
         live.map(([id, fields]) => ({
           name: "deliver",
           data: { eventId: id, body: fields[1] as string },
-          opts: { jobId: `wh_${id}` },
+          opts: { ...this.#options.jobOptions, jobId: deliveryJobId(id) },
         })),
       );
     }

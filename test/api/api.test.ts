@@ -69,6 +69,10 @@ describe("system routes", () => {
         "/v1/dead-letters/{jobId}/replay",
         "/v1/jobs",
         "/v1/jobs/{jobId}",
+        "/v1/webhooks",
+        "/v1/webhooks/failed",
+        "/v1/webhooks/failed/{eventId}/redeliver",
+        "/v1/webhooks/resume",
       ].sort(),
     );
     const submit = doc.paths["/v1/batches"].post;

@@ -7,6 +7,7 @@ import { AccountPauses } from "../../src/queues/account-pauses.js";
 import { DeadLetters } from "../../src/queues/dead-letters.js";
 import { accountQueueName } from "../../src/queues/queue-names.js";
 import { batchKeys } from "../../src/redis/keys.js";
+import { WebhookDeliveries } from "../../src/webhooks/webhook-deliveries.js";
 import { ALPHA_TOKEN, bankCsv, useService } from "../helpers/service.js";
 
 // A batch can vanish between the lookup that finds it and its use: a refused submission
@@ -41,6 +42,7 @@ describe("a batch that vanishes after its lookup", () => {
         new Queue(accountQueueName(a), { connection: h.redis(), prefix }),
       ]),
     );
+    const webhooks = new WebhookDeliveries(h.redis(), prefix);
     const app = buildApi({
       tokens: service.tokens,
       producer: service.producer,
@@ -49,6 +51,7 @@ describe("a batch that vanishes after its lookup", () => {
       queues,
       pauses: new AccountPauses(h.redis(), prefix, queues),
       deadLetters: new DeadLetters(h.redis(), prefix, service.results),
+      webhooks,
       registry: service.registry,
       logger: service.logger,
       bodyLimitBytes: 1_000_000,
@@ -70,6 +73,7 @@ describe("a batch that vanishes after its lookup", () => {
     } finally {
       await app.close();
       await Promise.all([...queues.values()].map((q) => q.close()));
+      await webhooks.close();
       await h.api("POST", "/v1/batches/vanishing/cancel");
     }
   });

@@ -165,6 +165,7 @@ describe("a real Prometheus scraping moneyq while a batch runs", () => {
         "MoneyqAccountPaused",
         "MoneyqSustainedRateLimitPauses",
         "MoneyqWebhookDeliveriesFailing",
+        "MoneyqWebhookEndpointGone",
         "MoneyqNoWorkerProcessing",
       ]),
     );

@@ -58,6 +58,7 @@ const EXPECTED: Record<string, [string, string[]]> = {
   moneyq_queue_jobs: ["gauge", ["queue", "account", "state"]],
   moneyq_queue_oldest_waiting_age_seconds: ["gauge", ["queue", "account"]],
   moneyq_results_stream_length: ["gauge", []],
+  moneyq_webhook_endpoint_stopped: ["gauge", []],
   moneyq_redis_up: ["gauge", []],
   moneyq_process_cpu_seconds_total: ["counter", []],
   moneyq_nodejs_eventloop_lag_p99_seconds: ["gauge", []],

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { registerRedisMetrics } from "../../src/metrics/redis-metrics.js";
 import { AccountPauses } from "../../src/queues/account-pauses.js";
 import { accountQueueName } from "../../src/queues/queue-names.js";
-import { resultsStreamKey } from "../../src/redis/keys.js";
+import { resultsStreamKey, webhookEndpointKey } from "../../src/redis/keys.js";
 import { startPrivateRedis } from "../../src/redis/private-redis.js";
 import { installed } from "../helpers/installed.js";
 import { useTestRedis } from "../helpers/redis.js";
@@ -74,6 +74,13 @@ describe("Redis readings at scrape time", () => {
       { labels: {}, value: 1 },
     ]);
     expect(await values(registry, "moneyq_redis_up")).toEqual([{ labels: {}, value: 1 }]);
+    expect(await values(registry, "moneyq_webhook_endpoint_stopped")).toEqual([
+      { labels: {}, value: 0 },
+    ]);
+    await connection.hset(webhookEndpointKey(redis.prefix), "goneAt", "1");
+    expect(await values(registryWith(connection, 0), "moneyq_webhook_endpoint_stopped")).toEqual([
+      { labels: {}, value: 1 },
+    ]);
   });
 
   it("one reading serves scrapes within the cache time, then Redis is read again", async () => {

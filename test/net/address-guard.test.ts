@@ -142,7 +142,7 @@ describe("MONEYQ_WEBHOOK_ALLOW_PRIVATE is a list of allowed CIDR ranges", () => 
   it("is read into canonical ranges, and a bad entry stops start-up naming it", () => {
     const config = loadConfig({
       MONEYQ_WEBHOOK_URL: "https://hooks.example.com/moneyq",
-      MONEYQ_WEBHOOK_SECRET: "whsec_0123456789abcdef",
+      MONEYQ_WEBHOOK_SECRET: "webhook_secret_0123456789abcdef",
       MONEYQ_WEBHOOK_ALLOW_PRIVATE: " 127.0.0.0/8, fd00:0::/8 ,::1/128",
     });
     expect(config.webhook?.allowedRanges).toEqual(["127.0.0.0/8", "fd00::/8", "::1/128"]);
@@ -209,7 +209,7 @@ describe("the allow list opens only what it names", () => {
       expect(
         loadConfig({
           MONEYQ_WEBHOOK_URL: "https://hooks.example.com/moneyq",
-          MONEYQ_WEBHOOK_SECRET: "whsec_0123456789abcdef",
+          MONEYQ_WEBHOOK_SECRET: "webhook_secret_0123456789abcdef",
           MONEYQ_WEBHOOK_ALLOW_PRIVATE: off,
         }).webhook?.allowedRanges,
         off,

@@ -1,6 +1,7 @@
 import { inspect } from "node:util";
 import { describe, expect, it } from "vitest";
 import { CONFIG_DEFAULTS, ConfigError, loadConfig } from "../../src/config.js";
+import { webhookSecretProblem } from "../../src/webhooks/webhook-secret.js";
 
 const KEY = "sk_live_CANARY_0123456789";
 const URL_V1 = "https://api.example.test/v1";
@@ -179,7 +180,7 @@ describe("loadConfig", () => {
       MONEYQ_RATE_WINDOW_MARGIN_MS: "0",
       MONEYQ_REQUIRE_SAFE_REDIS: "true",
       MONEYQ_WEBHOOK_URL: "https://hooks.example.test/moneyq",
-      MONEYQ_WEBHOOK_SECRET: "whsec_CANARY_0123456789",
+      MONEYQ_WEBHOOK_SECRET: "CANARY_webhook_secret_0123456789",
     });
     expect(config.pipeline).toMatchObject({
       maxAttempts: 3,
@@ -191,11 +192,12 @@ describe("loadConfig", () => {
       url: "https://hooks.example.test/moneyq",
       allowedRanges: [],
     });
-    expect(config.webhook?.secret).toBe("whsec_CANARY_0123456789");
+    expect(config.webhook?.secrets).toEqual(["CANARY_webhook_secret_0123456789"]);
     expect(JSON.stringify(config)).not.toContain("CANARY");
     expect(inspect(config, { depth: 10 })).not.toContain("CANARY");
   });
 
+  const WHSEC = `whsec_${Buffer.alloc(24, 1).toString("base64")}`;
   const badPipeline: [string, Record<string, string>, string, string][] = [
     [
       "zero attempts",
@@ -225,17 +227,70 @@ describe("loadConfig", () => {
       "a short webhook secret",
       { MONEYQ_WEBHOOK_URL: "https://h.example.test/x", MONEYQ_WEBHOOK_SECRET: "short" },
       "MONEYQ_WEBHOOK_SECRET",
-      "must be 16 to 512 characters without spaces",
+      "secret 1: a webhook secret must be at least 16 characters",
+    ],
+    [
+      "a whsec_ secret that is not base64",
+      {
+        MONEYQ_WEBHOOK_URL: "https://h.example.test/x",
+        MONEYQ_WEBHOOK_SECRET: `${WHSEC} whsec_not_base64_0123456789`,
+      },
+      "MONEYQ_WEBHOOK_SECRET",
+      "secret 2: a whsec_ secret must be whsec_ followed by the base64 of 16 to 64 random bytes",
+    ],
+    [
+      "six secrets at once",
+      {
+        MONEYQ_WEBHOOK_URL: "https://h.example.test/x",
+        MONEYQ_WEBHOOK_SECRET: Array(6).fill(WHSEC).join(" "),
+      },
+      "MONEYQ_WEBHOOK_SECRET",
+      "must hold 1 to 5 secrets, separated by spaces",
     ],
     [
       "a webhook URL that is not http",
-      { MONEYQ_WEBHOOK_URL: "ftp://h/x", MONEYQ_WEBHOOK_SECRET: "whsec_0123456789abcdef" },
+      { MONEYQ_WEBHOOK_URL: "ftp://h/x", MONEYQ_WEBHOOK_SECRET: "webhook_secret_0123456789abcdef" },
       "MONEYQ_WEBHOOK_URL",
       "must be an http(s) URL",
     ],
   ];
   it.each(badPipeline)("refuses %s", (_, env, variable, rule) => {
     expect(issuesOf(env)).toContainEqual({ variable, rule });
+  });
+
+  it("takes several webhook secrets while rotating, and judges each as the webhooks do", () => {
+    const config = loadConfig({
+      MONEYQ_WEBHOOK_URL: "https://hooks.example.test/moneyq",
+      MONEYQ_WEBHOOK_SECRET: `  ${WHSEC}   an_older_plain_secret_0123 `,
+    });
+    expect(config.webhook?.secrets).toEqual([WHSEC, "an_older_plain_secret_0123"]);
+    // The configuration writes the rule again (it sits below the webhooks): both agree.
+    const secrets = [
+      WHSEC,
+      `whsec_${Buffer.alloc(16, 7).toString("base64")}`,
+      `whsec_${Buffer.alloc(16, 7).toString("base64").replace(/=+$/, "")}`,
+      `whsec_${Buffer.alloc(15, 7).toString("base64")}`,
+      `whsec_${Buffer.alloc(64, 7).toString("base64")}`,
+      `whsec_${Buffer.alloc(65, 7).toString("base64")}`,
+      `whsec_${"A".repeat(25)}`,
+      "whsec_abc-def_ghi-jkl_mno",
+      "x".repeat(15),
+      "x".repeat(16),
+      "x".repeat(512),
+      "x".repeat(513),
+    ];
+    for (const secret of secrets) {
+      const env = { MONEYQ_WEBHOOK_URL: "https://h.example.test/x", MONEYQ_WEBHOOK_SECRET: secret };
+      let refused = false;
+      try {
+        loadConfig(env);
+      } catch (error) {
+        refused = issuesOf(env).some((i) => i.variable === "MONEYQ_WEBHOOK_SECRET");
+        expect(error).toBeInstanceOf(ConfigError);
+      }
+      const problem = secret.length > 512 ? "too long" : webhookSecretProblem(secret);
+      expect(refused, secret.slice(0, 40)).toBe(problem !== undefined);
+    }
   });
 
   it.each(bad)("refuses %s, naming the variable and the rule", (_, env, variable, rule) => {

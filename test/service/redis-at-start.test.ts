@@ -112,7 +112,7 @@ describe("a Redis outage while running", () => {
       MONEYQ_SHUTDOWN_GRACE_MS: "500",
       // The webhook worker's connections fail in the outage too (nothing listens on port 9).
       MONEYQ_WEBHOOK_URL: "http://127.0.0.1:9/hook",
-      MONEYQ_WEBHOOK_SECRET: "whsec_outage_test_0123456789",
+      MONEYQ_WEBHOOK_SECRET: "outage_test_secret_0123456789",
       MONEYQ_WEBHOOK_ALLOW_PRIVATE: "127.0.0.0/8",
     }).catch(async (error) => {
       await server.stop();

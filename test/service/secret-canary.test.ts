@@ -196,7 +196,7 @@ beforeAll(async () => {
     MONEYQ_MAX_ATTEMPTS: "2",
     MONEYQ_RATE_LIMIT_PER_SECOND: "1000",
     MONEYQ_WEBHOOK_URL: receiverUrl,
-    MONEYQ_WEBHOOK_SECRET: "whsec_canary_0123456789",
+    MONEYQ_WEBHOOK_SECRET: "canary_webhook_secret_0123456789",
     MONEYQ_WEBHOOK_ALLOW_PRIVATE: "127.0.0.0/8",
   });
   const logger = createLogger("trace", {

@@ -47,7 +47,7 @@ describe("SIGTERM while a webhook receiver does not answer", () => {
       MONEYQ_LOG_LEVEL: "warn",
       MONEYQ_SHUTDOWN_GRACE_MS: "500",
       MONEYQ_WEBHOOK_URL: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`,
-      MONEYQ_WEBHOOK_SECRET: "whsec_shutdown_test_0123456789",
+      MONEYQ_WEBHOOK_SECRET: "shutdown_test_secret_0123456789",
       MONEYQ_WEBHOOK_ALLOW_PRIVATE: "127.0.0.0/8",
     });
     children.push(child);

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import * as webhooks from "../../src/webhooks/index.js";
-import { signWebhook } from "../../src/webhooks/webhook-signature.js";
+import { signWebhook } from "../../src/webhooks/moneyq-signature.js";
 
 /** Every module `file` loads, following its relative imports: the bare ones it reaches. */
 function bareImports(file: string, seen = new Set<string>()): Set<string> {

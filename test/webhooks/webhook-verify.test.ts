@@ -1,10 +1,8 @@
 import { createHmac } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import {
-  signWebhook,
-  verifyWebhook,
-  WebhookSecretError,
-} from "../../src/webhooks/webhook-signature.js";
+import { signWebhook } from "../../src/webhooks/moneyq-signature.js";
+import { verifyWebhook } from "../../src/webhooks/verify-webhook.js";
+import { WebhookSecretError } from "../../src/webhooks/webhook-secret.js";
 
 const SECRET = "whsec_current_0123456789";
 const OLD_SECRET = "whsec_previous_987654321";
