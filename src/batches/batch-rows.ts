@@ -39,8 +39,9 @@ export function headerProblems(kind: BatchKind, header: readonly string[]): stri
 }
 
 /**
- * Streams the rows of a CSV file with a header row: memory stays bounded by one row, not
- * the file. A wrong header or a malformed line stops the read with a BatchFileError.
+ * Streams the rows of a CSV file with a header row, lines starting with # left out: memory
+ * stays bounded by one row, not the file. A wrong header or a malformed line stops the read
+ * with a BatchFileError.
  */
 export function csvRows(input: Readable, kind: BatchKind): RowSource {
   const hash = createHash("sha256").update(`csv\u0000${kind}\u0000`);
@@ -56,6 +57,10 @@ export function csvRows(input: Readable, kind: BatchKind): RowSource {
       bom: true,
       trim: true,
       skip_empty_lines: true,
+      // A line starting with # is a note (the template's, a person's): skipped, never a row. A
+      // first cell that starts with # is quoted; a # later in a line is text.
+      comment: "#",
+      comment_no_infix: true,
       columns: (header: string[]) => {
         const problems = headerProblems(kind, header);
         if (problems.length > 0) throw new BatchFileError("invalid_header", problems);
@@ -77,7 +82,9 @@ export function csvRows(input: Readable, kind: BatchKind): RowSource {
       throw asFileError(error, row + 1);
     }
     if (row === 0)
-      throw new BatchFileError("empty_batch", ["the file has no rows after the header"]);
+      throw new BatchFileError("empty_batch", [
+        "the file has no rows after the header (lines starting with # are notes, not rows)",
+      ]);
     digest = finish(hash);
   }
   return {
