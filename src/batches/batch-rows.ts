@@ -4,6 +4,7 @@ import { parse } from "csv-parse";
 import { errorCode } from "../contract/error-code.js";
 import { BatchFileError } from "./batch-errors.js";
 import { BATCH_KINDS, type BatchKind } from "./batch-kinds.js";
+import { CsvNoteLines } from "./csv-note-lines.js";
 
 /** One row as read: `row` counts from 1, the first row after a CSV header. */
 export interface RawRow {
@@ -39,9 +40,9 @@ export function headerProblems(kind: BatchKind, header: readonly string[]): stri
 }
 
 /**
- * Streams the rows of a CSV file with a header row, lines starting with # left out: memory
- * stays bounded by one row, not the file. A wrong header or a malformed line stops the read
- * with a BatchFileError.
+ * Streams the rows of a CSV file with a header row, notes (lines starting with #) above it left
+ * out: memory stays bounded by one row, not the file. A wrong header, a malformed line or a line
+ * starting with # below the header stops the read with a BatchFileError.
  */
 export function csvRows(input: Readable, kind: BatchKind): RowSource {
   const hash = createHash("sha256").update(`csv\u0000${kind}\u0000`);
@@ -57,18 +58,16 @@ export function csvRows(input: Readable, kind: BatchKind): RowSource {
       bom: true,
       trim: true,
       skip_empty_lines: true,
-      // A line starting with # is a note (the template's, a person's): skipped, never a row. A
-      // first cell that starts with # is quoted; a # later in a line is text.
-      comment: "#",
-      comment_no_infix: true,
       columns: (header: string[]) => {
         const problems = headerProblems(kind, header);
         if (problems.length > 0) throw new BatchFileError("invalid_header", problems);
         return header;
       },
     });
+    // Not csv-parse's `comment`: it would skip a # line below the header too, a row dropped unseen.
+    const notes = new CsvNoteLines();
     input.on("error", (error) => parser.destroy(error));
-    input.pipe(hashing).pipe(parser);
+    input.pipe(hashing).pipe(notes).pipe(parser);
     let row = 0;
     try {
       for await (const record of parser as AsyncIterable<Record<string, string>>) {
@@ -81,10 +80,13 @@ export function csvRows(input: Readable, kind: BatchKind): RowSource {
       input.resume();
       throw asFileError(error, row + 1);
     }
-    if (row === 0)
-      throw new BatchFileError("empty_batch", [
-        "the file has no rows after the header (lines starting with # are notes, not rows)",
+    if (notes.hashLine !== undefined)
+      throw new BatchFileError("commented_line", [
+        `line ${notes.hashLine}: starts with # (a note or the template's example row): ` +
+          'delete the line or remove the #; write a value that starts with # in quotes ("#1042")',
       ]);
+    if (row === 0)
+      throw new BatchFileError("empty_batch", ["the file has no rows after the header"]);
     digest = finish(hash);
   }
   return {

@@ -101,9 +101,11 @@ describe("moneyq batch template", { timeout: 60_000 }, () => {
   );
 
   it.each(BATCH_KIND_NAMES)(
-    "%s: with the example row uncommented, the file is one valid row, every column filled",
+    "%s: with the example row uncommented, the file is one valid row, every column filled, its notes skipped",
     async (kind) => {
       const csv = uncommented(await template(kind));
+      // The notes stay above the header: read as notes, not rows.
+      expect(split(csv).header).toBeGreaterThan(0);
       const report = await dryRun(kind, csv);
       expect(report.issues).toEqual([]);
       expect(report).toMatchObject({ rows: 1, accepted: 1, invalid: 0, duplicates: 0 });
@@ -114,11 +116,13 @@ describe("moneyq batch template", { timeout: 60_000 }, () => {
   );
 
   it.each(BATCH_KIND_NAMES)(
-    "%s: as printed, the file holds no row and is refused as empty",
+    "%s: as printed, the file is refused, naming the example row's line (a # line below the header)",
     async (kind) => {
-      await expect(dryRun(kind, await template(kind))).rejects.toMatchObject({
-        code: "empty_batch",
-        message: expect.stringContaining("lines starting with # are notes"),
+      const text = await template(kind);
+      const line = split(text).header + 2;
+      await expect(dryRun(kind, text)).rejects.toMatchObject({
+        code: "commented_line",
+        problems: [expect.stringMatching(new RegExp(`^line ${line}: starts with # `))],
       });
     },
   );
@@ -136,7 +140,7 @@ describe("moneyq batch template", { timeout: 60_000 }, () => {
     },
   );
 
-  it("as a user runs it: `batch submit --dry-run` says the printed file has no rows, then takes the example", async () => {
+  it("as a user runs it: `batch submit --dry-run` names the example's line as printed, then takes the example", async () => {
     const text = await template("payout.bank");
     const submit = async (csv: string) => {
       files += 1;
@@ -149,9 +153,11 @@ describe("moneyq batch template", { timeout: 60_000 }, () => {
     };
     const printedAsIs = await submit(text);
     expect(printedAsIs.code).toBe(2);
+    const line = split(text).header + 2;
     expect(printedAsIs.stderr).toBe(
-      "moneyq: cannot read the batch file (empty_batch):\n" +
-        "  the file has no rows after the header (lines starting with # are notes, not rows)\n",
+      "moneyq: cannot read the batch file (commented_line):\n" +
+        `  line ${line}: starts with # (a note or the template's example row): delete the line ` +
+        'or remove the #; write a value that starts with # in quotes ("#1042")\n',
     );
     const filled = await submit(uncommented(text));
     expect(filled.code).toBe(0);
