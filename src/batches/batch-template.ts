@@ -3,8 +3,9 @@ import { csvQuoted } from "./csv-quote.js";
 
 /**
  * A CSV batch file of `kind` to fill in: notes, the header and one example row, the example
- * left as a note so that the file as printed holds no row. Header and example are the
- * columns the reader checks a file against, so the template cannot fall behind them.
+ * commented out so that the file as printed pays nothing (the reader refuses it, naming the
+ * example's line). Header and example are the columns the reader checks a file against, so the
+ * template cannot fall behind them.
  */
 export function batchTemplate(kind: BatchKind): string {
   const columns: readonly BatchColumn[] = BATCH_KINDS[kind].columns;
@@ -24,7 +25,7 @@ export function batchTemplate(kind: BatchKind): string {
       (c) => c.type === "json",
     ),
     "reference is unique per row: it keys the row's request, so a file sent twice pays once.",
-    "Remove the # of the example row or write your own rows: a line starting with # is a note.",
+    "Remove the # of the example row, or write your own rows: below the header a line starting with # refuses the file.",
   ];
   const lines = [
     ...notes.map((note) => `# ${note}`),
