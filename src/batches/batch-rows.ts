@@ -1,7 +1,6 @@
 import { createHash, type Hash } from "node:crypto";
 import { type Readable, Transform } from "node:stream";
-import { parse } from "csv-parse";
-import { errorCode } from "../contract/error-code.js";
+import { CsvError, parse } from "csv-parse";
 import { BatchFileError } from "./batch-errors.js";
 import { BATCH_KINDS, type BatchKind } from "./batch-kinds.js";
 import { CsvNoteLines } from "./csv-note-lines.js";
@@ -125,9 +124,10 @@ function finish(hash: Hash): string {
 
 function asFileError(error: unknown, row: number): Error {
   if (error instanceof BatchFileError) return error;
-  if (errorCode(error)?.startsWith("CSV_")) {
+  // Not by a CSV_ prefix of the code: csv-parse's INVALID_OPENING_QUOTE has none.
+  if (error instanceof CsvError) {
     // csv-parse's messages name the line; they never contain more than the parser's view.
-    return new BatchFileError("invalid_csv", [`row ${row}: ${(error as Error).message}`]);
+    return new BatchFileError("invalid_csv", [`row ${row}: ${error.message}`]);
   }
   return error as Error;
 }

@@ -236,6 +236,13 @@ const CASES: readonly Case[] = [
     names: "row 1",
   },
   {
+    method: "POST",
+    path: "/v1/batches?kind=payout.bank",
+    type: "text/csv",
+    body: `${CSV_HEADER}\nr1,1,NGN,044,0123456789,Ada "Obi",B\n`,
+    names: /"code":"invalid_csv".*Invalid Opening Quote.*line 2/,
+  },
+  {
     // A row above it is valid: the file is refused whole all the same (nothing enqueued below).
     method: "POST",
     path: "/v1/batches?kind=payout.bank&allowPartial=true",

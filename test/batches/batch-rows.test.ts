@@ -107,6 +107,14 @@ describe("csvRows: lines starting with #", () => {
     expect(refused.problems[0]).toContain("on line 2");
   });
 
+  it("a quote inside a cell that is not quoted is malformed CSV, named by its line", async () => {
+    const refused = await refusal(
+      ["# a note", HEADER, row("a-1"), `a-2,10,NGN,044,1,Ada "Obi",B`].join("\n"),
+    );
+    expect(refused).toMatchObject({ code: "invalid_csv" });
+    expect(refused.problems[0]).toMatch(/Invalid Opening Quote: .* at line 4/);
+  });
+
   it("a file of notes and a header has no rows: refused as empty", async () => {
     expect(await refusal(["# a note", HEADER, ""].join("\n"))).toMatchObject({
       code: "empty_batch",
