@@ -8,9 +8,18 @@ export interface RowIssue {
   readonly rule: string;
 }
 
-/** A batch file that cannot be read at all: wrong header, malformed CSV, no rows. */
+/**
+ * A batch file that cannot be read at all: wrong header, malformed CSV, a line starting with #
+ * after the header (`commented_line`: a row that might be meant, never skipped), no rows.
+ */
 export class BatchFileError extends Error {
-  readonly code: "invalid_header" | "invalid_csv" | "invalid_rows" | "empty_batch" | "too_large";
+  readonly code:
+    | "invalid_header"
+    | "invalid_csv"
+    | "commented_line"
+    | "invalid_rows"
+    | "empty_batch"
+    | "too_large";
   readonly problems: readonly string[];
   constructor(code: BatchFileError["code"], problems: readonly string[]) {
     super(problems.join("; "));

@@ -10,6 +10,11 @@ export interface BatchColumn {
   readonly part: "job" | "body" | "params" | "query";
   readonly type: CellType;
   readonly required: boolean;
+  /**
+   * A cell the contract and the default provider profile accept: the example row of
+   * `moneyq batch template`, kept here so that it cannot miss a column.
+   */
+  readonly example: string;
 }
 
 export interface BatchKindSpec {
@@ -20,14 +25,21 @@ export interface BatchKindSpec {
 const col = (
   name: string,
   part: BatchColumn["part"],
+  example: string,
   type: CellType = "string",
   required = true,
-): BatchColumn => ({ name, part, type, required });
-const optional = (name: string, part: BatchColumn["part"], type: CellType = "string") =>
-  col(name, part, type, false);
+): BatchColumn => ({ name, part, type, required, example });
+const optional = (
+  name: string,
+  part: BatchColumn["part"],
+  example: string,
+  type: CellType = "string",
+) => col(name, part, example, type, false);
 
 /** The caller's unique reference of the row: it derives the row's idempotency key. */
-const reference = col("reference", "job");
+const reference = col("reference", "job", "ref-0001");
+/** A TRON address of spec 4.4's pattern. */
+const TO_ADDRESS = "TJRabPrwbZy45sbavfcjinPJC18kjpRTv8";
 
 /**
  * The kinds of rows a batch may hold, and their columns (docs/batches.md). Column names
@@ -38,62 +50,67 @@ export const BATCH_KINDS = {
     jobKind: "payout.bank",
     columns: [
       reference,
-      col("amount", "body", "number"),
-      col("currency", "body"),
-      col("bankCode", "body"),
-      col("accountNumber", "body"),
-      col("accountName", "body"),
-      col("bankName", "body"),
-      optional("iso2", "body"),
-      optional("narration", "body"),
+      col("amount", "body", "1500.00", "number"),
+      col("currency", "body", "NGN"),
+      col("bankCode", "body", "044"),
+      col("accountNumber", "body", "0123456789"),
+      col("accountName", "body", "Ada Obi"),
+      col("bankName", "body", "Access Bank"),
+      optional("iso2", "body", "NG"),
+      optional("narration", "body", "November payroll"),
     ],
   },
   "payout.momo": {
     jobKind: "payout.momo",
     columns: [
       reference,
-      col("amount", "body", "number"),
-      col("currency", "body"),
-      col("phoneNumber", "body"),
+      col("amount", "body", "200.00", "number"),
+      col("currency", "body", "KES"),
+      col("phoneNumber", "body", "254712345678"),
       // The spec requires none of these; the provider profile's required fields decide, per row.
-      optional("network", "body"),
-      optional("iso2", "body"),
-      optional("narration", "body"),
+      optional("network", "body", "MPESA"),
+      optional("iso2", "body", "KE"),
+      optional("narration", "body", "Marketplace payout"),
     ],
   },
   "payout.stable": {
     jobKind: "payout.stable",
     columns: [
       reference,
-      col("subAccountId", "params"),
-      col("amount", "body"),
-      col("toAddress", "body"),
-      optional("currency", "body"),
-      optional("network", "body"),
+      col("subAccountId", "params", "sub_0001"),
+      col("amount", "body", "25.5"),
+      col("toAddress", "body", TO_ADDRESS),
+      optional("currency", "body", "USDT"),
+      optional("network", "body", "polygon"),
     ],
   },
   "funding.wallet": {
     jobKind: "funding.wallet",
     columns: [
       reference,
-      col("amount", "body", "number"),
-      col("currency", "body"),
-      col("paymentMethod", "body"),
-      optional("iso2", "body"),
-      optional("phoneNumber", "body"),
-      optional("network", "body"),
+      col("amount", "body", "5000.00", "number"),
+      col("currency", "body", "GHS"),
+      col("paymentMethod", "body", "MOBILE_MONEY"),
+      optional("iso2", "body", "GH"),
+      optional("phoneNumber", "body", "233245998920"),
+      optional("network", "body", "MTN"),
     ],
   },
   "exchange.order": {
     jobKind: "exchange.order",
     columns: [
       reference,
-      col("offerId", "params"),
-      col("amount", "body", "number"),
-      col("buyerDebitPaymentMethod", "body"),
-      col("buyerCreditPaymentMethod", "body"),
-      optional("buyerCreditPaymentDetails", "body", "json"),
-      optional("buyerDebitPaymentDetails", "body", "json"),
+      col("offerId", "params", "offer_usd_ngn"),
+      col("amount", "body", "100", "number"),
+      col("buyerDebitPaymentMethod", "body", "WALLET"),
+      col("buyerCreditPaymentMethod", "body", "BANK_TRANSFER"),
+      optional(
+        "buyerCreditPaymentDetails",
+        "body",
+        '{"accountNumber":"0123456789","bankCode":"044"}',
+        "json",
+      ),
+      optional("buyerDebitPaymentDetails", "body", '{"currency":"USD"}', "json"),
     ],
   },
 } as const satisfies Record<string, BatchKindSpec>;

@@ -1,9 +1,9 @@
 import { createHash, type Hash } from "node:crypto";
 import { type Readable, Transform } from "node:stream";
-import { parse } from "csv-parse";
-import { errorCode } from "../contract/error-code.js";
+import { CsvError, parse } from "csv-parse";
 import { BatchFileError } from "./batch-errors.js";
 import { BATCH_KINDS, type BatchKind } from "./batch-kinds.js";
+import { CsvNoteLines } from "./csv-note-lines.js";
 
 /** One row as read: `row` counts from 1, the first row after a CSV header. */
 export interface RawRow {
@@ -39,8 +39,9 @@ export function headerProblems(kind: BatchKind, header: readonly string[]): stri
 }
 
 /**
- * Streams the rows of a CSV file with a header row: memory stays bounded by one row, not
- * the file. A wrong header or a malformed line stops the read with a BatchFileError.
+ * Streams the rows of a CSV file with a header row, notes (lines starting with #) above it left
+ * out: memory stays bounded by one row, not the file. A wrong header, a malformed line or a line
+ * starting with # below the header stops the read with a BatchFileError.
  */
 export function csvRows(input: Readable, kind: BatchKind): RowSource {
   const hash = createHash("sha256").update(`csv\u0000${kind}\u0000`);
@@ -62,8 +63,10 @@ export function csvRows(input: Readable, kind: BatchKind): RowSource {
         return header;
       },
     });
+    // Not csv-parse's `comment`: it would skip a # line below the header too, a row dropped unseen.
+    const notes = new CsvNoteLines();
     input.on("error", (error) => parser.destroy(error));
-    input.pipe(hashing).pipe(parser);
+    input.pipe(hashing).pipe(notes).pipe(parser);
     let row = 0;
     try {
       for await (const record of parser as AsyncIterable<Record<string, string>>) {
@@ -76,6 +79,11 @@ export function csvRows(input: Readable, kind: BatchKind): RowSource {
       input.resume();
       throw asFileError(error, row + 1);
     }
+    if (notes.hashLine !== undefined)
+      throw new BatchFileError("commented_line", [
+        `line ${notes.hashLine}: starts with # (a note or the template's example row): ` +
+          'delete the line or remove the #; write a value that starts with # in quotes ("#1042")',
+      ]);
     if (row === 0)
       throw new BatchFileError("empty_batch", ["the file has no rows after the header"]);
     digest = finish(hash);
@@ -116,9 +124,10 @@ function finish(hash: Hash): string {
 
 function asFileError(error: unknown, row: number): Error {
   if (error instanceof BatchFileError) return error;
-  if (errorCode(error)?.startsWith("CSV_")) {
+  // Not by a CSV_ prefix of the code: csv-parse's INVALID_OPENING_QUOTE has none.
+  if (error instanceof CsvError) {
     // csv-parse's messages name the line; they never contain more than the parser's view.
-    return new BatchFileError("invalid_csv", [`row ${row}: ${(error as Error).message}`]);
+    return new BatchFileError("invalid_csv", [`row ${row}: ${error.message}`]);
   }
   return error as Error;
 }

@@ -1,4 +1,5 @@
 import type { ReportLine } from "../results/report-line.js";
+import { csvQuoted } from "./csv-quote.js";
 
 const COLUMNS = [
   "row",
@@ -14,14 +15,14 @@ const COLUMNS = [
 const FORMULA_START = /^[=+\-@\t\r]/;
 
 /**
- * RFC 4180: a cell with a comma, quote or line break is quoted, quotes doubled. A text cell
- * that a spreadsheet would run as a formula (=, +, -, @, tab, carriage return first) gets a
- * leading ' so that it shows as text (OWASP's advice on CSV injection).
+ * A report cell, quoted as RFC 4180 says. A text cell that a spreadsheet would run as a
+ * formula (=, +, -, @, tab, carriage return first) gets a leading ' so that it shows as text
+ * (OWASP's advice on CSV injection).
  */
 function cell(value: string | number | undefined): string {
   let text = value === undefined ? "" : String(value);
   if (typeof value === "string" && FORMULA_START.test(text)) text = `'${text}`;
-  return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+  return csvQuoted(text);
 }
 
 function reportCsvHeader(): string {

@@ -1,6 +1,7 @@
 import { Command, Option } from "commander";
 import { BatchAmbiguousError } from "../batches/batch-errors.js";
 import { BATCH_KIND_NAMES, type BatchKind } from "../batches/batch-kinds.js";
+import { batchTemplate } from "../batches/batch-template.js";
 import { renderReport } from "../batches/report-format.js";
 import { namedOrOnlyAccount } from "../config.js";
 import { CliError } from "./cli-error.js";
@@ -20,6 +21,10 @@ interface SubmitFlags {
   readonly json: boolean;
   readonly batchId?: string;
 }
+
+/** `--kind`: mandatory, one of the batch kinds (commander refuses others, listing them). */
+const kindOption = () =>
+  new Option("--kind <kind>", "what every row is").choices(BATCH_KIND_NAMES).makeOptionMandatory();
 
 const accountOption = () =>
   new Option(
@@ -50,14 +55,27 @@ async function batchAccount(op: Operator, batchId: string, named?: string): Prom
   }
 }
 
-/** `moneyq batch ...`: submit a batch file, watch it, read its results, cancel it. */
+/** `moneyq batch ...`: write a batch file, submit it, watch it, read its results, cancel it. */
 export function batchCommand(): Command {
   const batch = new Command("batch").description("bulk payout batches from CSV or JSON files");
+  addTemplate(batch);
   addSubmit(batch);
   addStatus(batch);
   addResults(batch);
   addCancel(batch);
   return batch;
+}
+
+function addTemplate(batch: Command): void {
+  batch
+    .command("template")
+    .description(
+      "print a CSV batch file to fill in: notes, the header and an example row (commented out)",
+    )
+    .addOption(kindOption())
+    .action((flags: { kind: BatchKind }) => {
+      process.stdout.write(batchTemplate(flags.kind));
+    });
 }
 
 function addSubmit(batch: Command): void {
@@ -70,11 +88,7 @@ function addSubmit(batch: Command): void {
       "<file>",
       "a .csv file with a header row, or a .json array of rows (README: Batch files)",
     )
-    .addOption(
-      new Option("--kind <kind>", "what every row is")
-        .choices(BATCH_KIND_NAMES)
-        .makeOptionMandatory(),
-    )
+    .addOption(kindOption())
     .option(
       "--account <alias>",
       "the account the batch pays from (default: the only one configured)",

@@ -248,6 +248,30 @@ describe("batches", () => {
     expect(noKind.body.error.details[0].field).toBe("query.kind");
   });
 
+  it("refuses a file with a line starting with # below its header, naming the line; quoted, it is a row", async () => {
+    const hashed = bankCsv("hash", 3, (n, c) => {
+      if (n === 2) c.reference = "#1042";
+    });
+    const res = await h.api("POST", "/v1/batches?kind=payout.bank&allowPartial=true", {
+      csv: hashed,
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.error.code).toBe("commented_line");
+    expect(res.body.error.details).toEqual([
+      {
+        field: "file",
+        rule:
+          "line 3: starts with # (a note or the template's example row): delete the line or " +
+          'remove the #; write a value that starts with # in quotes ("#1042")',
+      },
+    ]);
+    const quoted = await h.api("POST", "/v1/batches?kind=payout.bank&dryRun=true", {
+      csv: hashed.replace("#1042", '"#1042"'),
+    });
+    expect(quoted.status).toBe(200);
+    expect(quoted.body).toMatchObject({ rows: 3, accepted: 3, invalid: 0, issues: [] });
+  });
+
   it("accepts the valid rows with allowPartial, runs them, and reports every row", async () => {
     const before = await effectKeys("acct_alpha");
     const res = await h.api("POST", "/v1/batches?kind=payout.bank&allowPartial=true", {

@@ -237,6 +237,21 @@ const CASES: readonly Case[] = [
   },
   {
     method: "POST",
+    path: "/v1/batches?kind=payout.bank",
+    type: "text/csv",
+    body: `${CSV_HEADER}\nr1,1,NGN,044,0123456789,Ada "Obi",B\n`,
+    names: /"code":"invalid_csv".*Invalid Opening Quote.*line 2/,
+  },
+  {
+    // A row above it is valid: the file is refused whole all the same (nothing enqueued below).
+    method: "POST",
+    path: "/v1/batches?kind=payout.bank&allowPartial=true",
+    type: "text/csv",
+    body: `# notes\n${CSV_HEADER}\nr1,1,NGN,044,0123456789,A,B\n#1042,1,NGN,044,0123456789,A,B\n`,
+    names: /"code":"commented_line".*line 4: starts with #/,
+  },
+  {
+    method: "POST",
     path: "/v1/batches?kind=payout.bank&force=1",
     type: "text/csv",
     body: `${CSV_HEADER}\n`,
