@@ -8,19 +8,8 @@ import { EVENT_ID_HEADER, SIGNATURE_HEADER, signWebhook } from "./moneyq-signatu
 import { standardHeaders } from "./standard-signature.js";
 import { type Delivery, WEBHOOK_QUEUE, WebhookDeliveries } from "./webhook-deliveries.js";
 import { type ResultStreamSource, WebhookRelay } from "./webhook-relay.js";
+import { retryWait, WEBHOOK_RETRY_SCHEDULE_MS } from "./webhook-retry.js";
 
-/**
- * The wait before each retry: about three days in all, as receivers of Standard Webhooks
- * expect (a receiver down over a weekend still gets every event). Each wait is jittered.
- */
-export const WEBHOOK_RETRY_SCHEDULE_MS: readonly number[] = Object.freeze(
-  [5, 300, 1_800, 7_200, 18_000, 36_000, 50_400, 72_000, 72_000].map((s) => s * 1000),
-);
-/** Each wait is this share longer or shorter at random, so retries of many events spread out. */
-const JITTER = 0.1;
-/** A receiver's Retry-After is honoured within these bounds. */
-const MIN_RETRY_AFTER_MS = 1_000;
-const MAX_RETRY_AFTER_MS = 86_400_000;
 const WEBHOOK_TIMEOUT_MS = 10_000;
 /** After the close's deadline and the end of every delivery, how long the worker gets to hand jobs back. */
 const HAND_BACK_MS = 1_000;
@@ -87,9 +76,12 @@ export async function startWebhooks(options: WebhookDeliveryOptions): Promise<Ru
       concurrency: 8,
       settings: {
         backoffStrategy: (attemptsMade: number, _type?: string, error?: Error) =>
-          error instanceof RetryAfterError
-            ? error.retryAfterMs
-            : jittered(schedule[Math.min(attemptsMade, schedule.length) - 1] ?? 0, random),
+          retryWait(
+            attemptsMade,
+            error instanceof RetryAfterError ? error.retryAfterMs : undefined,
+            schedule,
+            random,
+          ),
       },
     },
   );
@@ -190,17 +182,8 @@ async function deliver(
     metrics,
     attemptsMade,
     attempts,
-    waitMs === undefined
-      ? new Error(message)
-      : new RetryAfterError(
-          message,
-          Math.min(MAX_RETRY_AFTER_MS, Math.max(MIN_RETRY_AFTER_MS, waitMs)),
-        ),
+    waitMs === undefined ? new Error(message) : new RetryAfterError(message, waitMs),
   );
-}
-
-function jittered(ms: number, random: () => number): number {
-  return Math.round(ms * (1 - JITTER + 2 * JITTER * random()));
 }
 
 function countRetry(
