@@ -11,6 +11,8 @@ export interface RecordedRequest {
   readonly url: string;
   readonly headers: IncomingHttpHeaders;
   readonly body: string;
+  /** When it arrived (Date.now()). */
+  readonly at: number;
 }
 
 /** How the server answers one request; `hang` never answers, `drop` destroys the socket. */
@@ -27,8 +29,13 @@ export type Reply =
 export interface ScriptedServer {
   readonly baseUrl: string;
   readonly requests: RecordedRequest[];
-  /** Sets how the next requests are answered (the last reply repeats). */
-  reply(next: Reply): void;
+  /**
+   * Sets how the next requests are answered (the last reply repeats); a function answers each
+   * request as it arrives, given it and the requests before it.
+   */
+  reply(
+    next: Reply | ((request: RecordedRequest, earlier: readonly RecordedRequest[]) => Reply),
+  ): void;
   close(): Promise<void>;
 }
 
@@ -36,18 +43,24 @@ export interface ScriptedServer {
 export async function startScriptedServer(): Promise<ScriptedServer> {
   const requests: RecordedRequest[] = [];
   const sockets = new Set<Socket>();
-  let current: Reply = { status: 200, body: { success: true, message: "ok", data: {} } };
+  let current: Reply | ((request: RecordedRequest, earlier: readonly RecordedRequest[]) => Reply) =
+    {
+      status: 200,
+      body: { success: true, message: "ok", data: {} },
+    };
   const server: Server = createServer((req, res: ServerResponse) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
-      requests.push({
+      const request = {
         method: req.method ?? "",
         url: req.url ?? "",
         headers: req.headers,
         body: Buffer.concat(chunks).toString("utf8"),
-      });
-      const reply = current;
+        at: Date.now(),
+      };
+      const reply = typeof current === "function" ? current(request, [...requests]) : current;
+      requests.push(request);
       if ("hang" in reply) return;
       if ("drop" in reply) {
         req.socket.destroy();

@@ -1,5 +1,3 @@
-import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { WebhookConfig } from "../../src/config.js";
@@ -14,47 +12,32 @@ import {
   type WebhookOutcome,
 } from "../../src/webhooks/webhook-delivery.js";
 import { useTestRedis } from "../helpers/redis.js";
+import {
+  type RecordedRequest,
+  type Reply,
+  type ScriptedServer,
+  startScriptedServer,
+} from "../helpers/scripted-server.js";
 import { waitUntil } from "../helpers/wait-until.js";
 
 /** A Standard Webhooks secret, and a plain one of an earlier configuration, both active. */
 const NEW_SECRET = `whsec_${Buffer.alloc(24, 5).toString("base64")}`;
 const OLD_SECRET = "an_older_plain_secret_0123456789";
 
-interface Arrival {
-  readonly path: string;
-  readonly headers: IncomingHttpHeaders;
-  readonly body: string;
-  readonly at: number;
-}
-type Answer = { status: number; headers?: Record<string, string> };
-
-const arrivals: Arrival[] = [];
-/** How the receiver answers each delivery; 204 unless a test says otherwise. */
-let answer: (arrival: Arrival, earlier: number) => Answer = () => ({ status: 204 });
-let receiver: Server;
+let receiver: ScriptedServer;
 let origin = "";
-
 beforeAll(async () => {
-  receiver = createServer((req, res) => {
-    let body = "";
-    req.on("data", (c: Buffer) => {
-      body += c.toString();
-    });
-    req.on("end", () => {
-      const arrival = { path: req.url ?? "", headers: req.headers, body, at: Date.now() };
-      const earlier = arrivals.filter((a) => idOf(a) === idOf(arrival)).length;
-      arrivals.push(arrival);
-      const { status, headers } = answer(arrival, earlier);
-      res.writeHead(status, headers).end();
-    });
-  });
-  await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", r));
-  origin = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+  receiver = await startScriptedServer();
+  receiver.reply({ status: 204 });
+  origin = new URL(receiver.baseUrl).origin;
 });
-afterAll(() => new Promise<void>((r) => receiver.close(() => r())));
+afterAll(() => receiver.close());
 
-const idOf = (a: Arrival) => String(a.headers["webhook-id"]);
-const of = (eventId: string) => arrivals.filter((a) => idOf(a) === eventId);
+const idOf = (r: RecordedRequest) => String(r.headers["webhook-id"]);
+const of = (eventId: string) => receiver.requests.filter((r) => idOf(r) === eventId);
+/** Answers each delivery by how many of its event came before. */
+const byEarlier = (answer: (r: RecordedRequest, earlier: number) => Reply) =>
+  receiver.reply((r, before) => answer(r, before.filter((b) => idOf(b) === idOf(r)).length));
 
 const redis = useTestRedis("webhook-deliveries");
 const connection = redis.connect();
@@ -104,7 +87,7 @@ describe("webhook deliveries", () => {
     try {
       const sent = await emit("j_standard");
       await waitUntil(() => of(sent.eventId).length === 1, 10_000, "the delivery", 20);
-      const { headers, body } = of(sent.eventId)[0] as Arrival;
+      const { headers, body } = of(sent.eventId)[0] as RecordedRequest;
       const received = {
         "webhook-id": String(headers["webhook-id"]),
         "webhook-timestamp": String(headers["webhook-timestamp"]),
@@ -145,7 +128,7 @@ describe("webhook deliveries", () => {
 
   it("retry on the schedule, give up, are listed, and are sent again on request", async () => {
     let accepting = false;
-    answer = () => ({ status: accepting ? 204 : 500 });
+    byEarlier(() => ({ status: accepting ? 204 : 500 }));
     const webhooks = await start("/flaky", [300, 600]);
     try {
       const sent = await emit("j_flaky");
@@ -184,19 +167,21 @@ describe("webhook deliveries", () => {
       expect(await deliveries.redeliver("1-0")).toBe("not_found");
     } finally {
       await webhooks.close();
-      answer = () => ({ status: 204 });
+      receiver.reply({ status: 204 });
     }
   });
 
   it("wait as long as a 429's or a 503's Retry-After asks, not the shorter schedule", async () => {
-    answer = (_, earlier) =>
-      earlier === 0 ? { status: 429, headers: { "retry-after": "1" } } : { status: 204 };
+    byEarlier((_, earlier) =>
+      earlier === 0 ? { status: 429, headers: { "retry-after": "1" } } : { status: 204 },
+    );
     const webhooks = await start("/busy", [50, 50]);
     try {
       const first = await emit("j_busy_429");
       await waitUntil(() => of(first.eventId).length === 2, 10_000, "the retry after 429", 20);
-      answer = (_, earlier) =>
-        earlier === 0 ? { status: 503, headers: { "retry-after": "1" } } : { status: 204 };
+      byEarlier((_, earlier) =>
+        earlier === 0 ? { status: 503, headers: { "retry-after": "1" } } : { status: 204 },
+      );
       const second = await emit("j_busy_503");
       await waitUntil(() => of(second.eventId).length === 2, 10_000, "the retry after 503", 20);
       for (const sent of [first, second]) {
@@ -205,12 +190,12 @@ describe("webhook deliveries", () => {
       }
     } finally {
       await webhooks.close();
-      answer = () => ({ status: 204 });
+      receiver.reply({ status: 204 });
     }
   });
 
   it("stop at a 410 Gone, keep every event, and go on when resumed or moved", async () => {
-    answer = (a) => ({ status: a.path === "/gone" ? 410 : 204 });
+    receiver.reply((r) => ({ status: r.url === "/gone" ? 410 : 204 }));
     const gone = counted.get("gone") ?? 0;
     const webhooks = await start("/gone", [100]);
     try {
@@ -239,7 +224,7 @@ describe("webhook deliveries", () => {
       expect(failed).toMatchObject({ eventId: refused.eventId, attempts: 1 });
       expect(failed?.reason).toContain("410");
 
-      answer = () => ({ status: 204 });
+      receiver.reply({ status: 204 });
       await deliveries.resume();
       expect(await deliveries.stopped()).toBeUndefined();
       await waitUntil(() => of(held.eventId).length === 1, 10_000, "the held event", 20);
