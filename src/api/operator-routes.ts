@@ -4,9 +4,9 @@ import type { ApiRouter } from "./api-app.js";
 import { ApiError, notFound } from "./api-error.js";
 import { accountOf } from "./auth.js";
 import {
+  AccountListQuery,
   AccountParams,
   AccountQuery,
-  DeadLettersQuery,
   JobParams,
   PauseBody,
 } from "./request-schemas.js";
@@ -20,7 +20,7 @@ export function registerOperatorRoutes(router: ApiRouter): void {
     {
       url: "/v1/dead-letters",
       summary: "Jobs that ended failed, rejected or needs_reconciliation, newest first",
-      query: DeadLettersQuery,
+      query: AccountListQuery,
     },
     async (account, query) => ({
       account,

@@ -64,7 +64,8 @@ export const JobByKeyQuery = z.strictObject({
 
 export const AccountQuery = z.strictObject({ account: account.optional() });
 
-export const DeadLettersQuery = z.strictObject({
+/** A list of one of the caller's accounts (dead letters, failed webhook deliveries), newest first. */
+export const AccountListQuery = z.strictObject({
   account: account.optional(),
   limit: z
     .string()

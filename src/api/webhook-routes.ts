@@ -1,7 +1,7 @@
 import type { ApiRouter } from "./api-app.js";
 import { ApiError, notFound } from "./api-error.js";
 import { accountOf, type Caller } from "./auth.js";
-import { DeadLettersQuery, WebhookEventParams } from "./request-schemas.js";
+import { AccountListQuery, WebhookEventParams } from "./request-schemas.js";
 
 /**
  * The webhook endpoint's state and the deliveries that gave up: listed and sent again per
@@ -31,7 +31,7 @@ export function registerWebhookRoutes(router: ApiRouter): void {
       url: "/v1/webhooks/failed",
       summary: "Webhook deliveries that gave up, newest first, of one of the caller's accounts",
       auth: true,
-      query: DeadLettersQuery,
+      query: AccountListQuery,
     },
     async ({ caller, query }) => {
       const account = accountOf(caller, query.account);
