@@ -40,6 +40,18 @@ export interface Config {
   readonly accountDefaults: { readonly ratePerSecond: number; readonly concurrency: number };
   readonly api: ApiConfig;
   readonly metrics: MetricsConfig;
+  /** Each account's approval policy, by alias; an account without one needs no approval. */
+  readonly approvals: ReadonlyMap<string, ApprovalPolicy>;
+}
+
+/** Which batches of an account wait for a second person's approval before anything is sent. */
+export interface ApprovalPolicy {
+  /** Every batch. */
+  readonly allBatches: boolean;
+  /** A batch whose requested total in a currency is over that currency's amount (decimal text). */
+  readonly batchesOver: Readonly<Record<string, string>>;
+  /** A batch not decided this long after submission is cancelled; undefined: it waits. */
+  readonly expiresAfterMs: number | undefined;
 }
 
 export interface MetricsConfig {
@@ -196,6 +208,7 @@ export const KNOWN_VARIABLES = [
   "MONEYQ_API_HEADERS_TIMEOUT_MS",
   "MONEYQ_API_IDLE_TIMEOUT_MS",
   "MONEYQ_API_TOKENS",
+  "MONEYQ_APPROVAL_POLICIES",
   "MONEYQ_METRICS_HOST",
   "MONEYQ_METRICS_PORT",
   "MONEYQ_METRICS_CACHE_MS",
@@ -323,6 +336,7 @@ export function loadConfig(env: Env = process.env): Config {
   const webhook = readWebhook(read);
   const accounts = readAllAccounts(read, basics);
   const api = readApi(read, basics.paymentsApiUrl, accounts);
+  const approvals = readApprovals(read, accounts);
   const metrics: MetricsConfig = Object.freeze({
     host: read.host("MONEYQ_METRICS_HOST"),
     port: read.port("MONEYQ_METRICS_PORT"),
@@ -349,6 +363,7 @@ export function loadConfig(env: Env = process.env): Config {
     accountDefaults: Object.freeze({ ratePerSecond: basics.rate, concurrency: basics.concurrency }),
     api,
     metrics,
+    approvals,
   });
 }
 
@@ -562,6 +577,59 @@ function checkKeyPattern(
       rule: "must match the provider profile's apiKeyPattern",
     });
   }
+}
+
+const ApprovalEntry = z
+  .strictObject({
+    account: z.string(),
+    batches: z
+      .literal("all", { error: 'must be "all" (or leave it out and give batchesOver)' })
+      .optional(),
+    batchesOver: z
+      .record(
+        matching(/^[A-Z]{3,10}$/, "must be a currency code (3 to 10 capital letters)"),
+        matching(/^\d{1,15}(\.\d{1,8})?$/, 'must be an amount as decimal text, such as "10000.00"'),
+      )
+      .optional(),
+    expiresAfterMs: z
+      .int()
+      .min(1_000)
+      .max(30 * 24 * 3_600_000)
+      .optional(),
+  })
+  .refine((a) => a.batches !== undefined || a.batchesOver !== undefined, {
+    message: "give batches or batchesOver",
+  });
+
+/** MONEYQ_APPROVAL_POLICIES: a JSON array, an entry per account that needs approvals. */
+function readApprovals(
+  read: EnvReader,
+  accounts: readonly AccountConfig[],
+): ReadonlyMap<string, ApprovalPolicy> {
+  const out = new Map<string, ApprovalPolicy>();
+  const listed = read.text("MONEYQ_APPROVAL_POLICIES");
+  if (listed === undefined) return out;
+  const variable = "MONEYQ_APPROVAL_POLICIES";
+  const entries = readJsonList(listed, variable, ApprovalEntry, "approval policies", read.issues);
+  entries?.forEach((entry, index) => {
+    const where = `${variable}[${index}].account`;
+    if (!accounts.some((a) => a.alias === entry.account))
+      read.issues.push({ variable: where, rule: `no account "${entry.account}" is configured` });
+    else if (out.has(entry.account))
+      read.issues.push({
+        variable: where,
+        rule: `account "${entry.account}" has a policy already`,
+      });
+    out.set(
+      entry.account,
+      Object.freeze({
+        allBatches: entry.batches === "all",
+        batchesOver: Object.freeze({ ...entry.batchesOver }),
+        expiresAfterMs: entry.expiresAfterMs,
+      }),
+    );
+  });
+  return out;
 }
 
 const TokenEntry = z

@@ -1,11 +1,13 @@
 import { Readable, Transform } from "node:stream";
 import {
   BatchAmbiguousError,
+  BatchDecisionError,
   BatchFileError,
   BatchIdReusedError,
   BatchNotCancellableError,
   BatchNotFoundError,
   BatchRefusedError,
+  BatchScheduleError,
   BatchSubmissionBusyError,
 } from "../batches/batch-errors.js";
 import type { BatchKind } from "../batches/batch-kinds.js";
@@ -32,6 +34,7 @@ interface SubmitQuery {
   readonly dryRun?: boolean | undefined;
   readonly allowPartial?: boolean | undefined;
   readonly batchId?: string | undefined;
+  readonly notBefore?: string | undefined;
 }
 
 /** Bulk batches: submit (JSON or CSV, dry run, partial), status, results, cancel. */
@@ -40,6 +43,8 @@ export function registerBatchRoutes(router: ApiRouter): void {
   registerStatus(router);
   registerResults(router);
   registerCancel(router);
+  registerDecision(router, "approve");
+  registerDecision(router, "reject");
 }
 
 /**
@@ -102,6 +107,8 @@ function registerSubmit(router: ApiRouter): void {
           ...(options.dryRun !== undefined && { dryRun: options.dryRun }),
           ...(options.allowPartial !== undefined && { allowPartial: options.allowPartial }),
           ...(options.batchId !== undefined && { batchId: options.batchId }),
+          ...(options.notBefore !== undefined && { notBefore: new Date(options.notBefore) }),
+          submittedBy: caller.name,
         });
         audit({ batchId: report.batchId, created: report.created, accepted: report.accepted });
         return reply.code(report.created ? 202 : 200).send(report);
@@ -155,7 +162,45 @@ function submitError(error: unknown): unknown {
     });
   if (error instanceof BatchIdReusedError || error instanceof BatchSubmissionBusyError)
     return new ApiError(409, error.code, error.message);
+  if (error instanceof BatchScheduleError)
+    return new ApiError(400, "invalid_request", error.message, {
+      details: [{ field: "notBefore", rule: error.message.replace(/^notBefore: /, "") }],
+    });
   return error;
+}
+
+/**
+ * Approve or reject a batch awaiting approval. The caller is the approver: a token other than
+ * the one that submitted the batch.
+ */
+function registerDecision(router: ApiRouter, decision: "approve" | "reject"): void {
+  addBatchRoute<{ account?: string }>(
+    router,
+    {
+      method: "POST",
+      url: `/v1/batches/:batchId/${decision}`,
+      summary:
+        decision === "approve"
+          ? "Approve a batch awaiting approval (not by the token that submitted it): its jobs are released"
+          : "Reject a batch awaiting approval: it is cancelled, every job ends `cancelled` (batch_rejected)",
+      audit: `batch_${decision}`,
+    },
+    async ({ params, caller, audit }, account) => {
+      try {
+        const { batches } = router.deps;
+        const report =
+          decision === "approve"
+            ? await batches.approve(account, params.batchId, caller.name)
+            : await batches.reject(account, params.batchId, caller.name);
+        audit({ account, jobs: report.jobs });
+        return report;
+      } catch (error) {
+        if (error instanceof BatchDecisionError)
+          throw new ApiError(error.code === "own_batch" ? 403 : 409, error.code, error.message);
+        throw error;
+      }
+    },
+  );
 }
 
 /** The declaration of a route on one batch, `/v1/batches/:batchId...`; the query names its account. */

@@ -25,6 +25,12 @@ export const SubmitJobBody = z.strictObject({
   metadata: z.unknown().optional(),
 });
 
+/** An instant nothing of a batch is sent before: an ISO 8601 time with its offset. */
+const notBefore = z.iso.datetime({
+  offset: true,
+  message: "must be an ISO 8601 time with its offset, such as 2026-12-01T09:00:00Z",
+});
+
 /** POST /v1/batches with a JSON body. */
 export const SubmitBatchBody = z.strictObject({
   kind: z.enum(BATCH_KIND_NAMES),
@@ -33,6 +39,7 @@ export const SubmitBatchBody = z.strictObject({
   dryRun: z.boolean().optional(),
   allowPartial: z.boolean().optional(),
   batchId: batchId.optional(),
+  notBefore: notBefore.optional(),
 });
 
 /** POST /v1/batches with a text/csv body: the same options as query parameters. */
@@ -42,6 +49,7 @@ export const SubmitBatchQuery = z.strictObject({
   dryRun: flag.optional(),
   allowPartial: flag.optional(),
   batchId: batchId.optional(),
+  notBefore: notBefore.optional(),
 });
 
 export const BatchParams = z.strictObject({ batchId });
@@ -81,9 +89,12 @@ export const PauseBody = z
   .strictObject({ reason: z.string().min(1).max(500).optional() })
   .optional();
 
-/** A webhook event id: the results stream entry id it was sent from. */
+/**
+ * A webhook event id: the event's own (`evt_` and 32 hex digits), or the results stream entry
+ * id of a result an earlier release wrote without an envelope.
+ */
 export const WebhookEventParams = z.strictObject({
-  eventId: z
-    .string()
-    .regex(/^\d{1,20}-\d{1,20}$/, { message: "must be a webhook event id (digits-digits)" }),
+  eventId: z.string().regex(/^(evt_[0-9a-f]{32}|\d{1,20}-\d{1,20})$/, {
+    message: "must be a webhook event id (evt_ and 32 hex digits)",
+  }),
 });

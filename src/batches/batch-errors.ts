@@ -106,3 +106,37 @@ export class BatchSubmissionBusyError extends Error {
     this.name = "BatchSubmissionBusyError";
   }
 }
+
+/**
+ * A decision on a batch that cannot be taken: it is not awaiting approval (`not_awaiting`),
+ * its approval expired (`approval_expired`), or the decider submitted it (`own_batch`: the
+ * person who submits a batch never approves it).
+ */
+export class BatchDecisionError extends Error {
+  readonly code: "not_awaiting_approval" | "approval_expired" | "own_batch";
+  constructor(batchId: string, reason: "not_awaiting" | "expired" | "own_batch", state?: string) {
+    super(
+      reason === "not_awaiting"
+        ? `batch ${batchId} is ${state}, not awaiting approval: there is nothing to decide`
+        : reason === "expired"
+          ? `batch ${batchId}: its approval expired; submit it again`
+          : `batch ${batchId} was submitted by this token: another one must approve or reject it`,
+    );
+    this.name = "BatchDecisionError";
+    this.code =
+      reason === "not_awaiting"
+        ? "not_awaiting_approval"
+        : reason === "expired"
+          ? "approval_expired"
+          : "own_batch";
+  }
+}
+
+/** A `notBefore` that is not a time, or is too far ahead. */
+export class BatchScheduleError extends Error {
+  readonly code = "invalid_not_before";
+  constructor(rule: string) {
+    super(`notBefore: ${rule}`);
+    this.name = "BatchScheduleError";
+  }
+}

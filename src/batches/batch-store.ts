@@ -3,13 +3,20 @@ import { batchKeys } from "../redis/keys.js";
 import { BATCH_QUEUED } from "../redis/scripts/batch-queued.js";
 import { BEGIN_BATCH_SUBMIT } from "../redis/scripts/begin-batch-submit.js";
 import { CANCEL_BATCH } from "../redis/scripts/cancel-batch.js";
+import { DECIDE_BATCH } from "../redis/scripts/decide-batch.js";
 import { CANCELLABLE_BATCH_STATES } from "../redis/scripts/fragments.js";
 import { defineScripts } from "../redis/scripts/script.js";
 import { SET_BATCH_ROWS } from "../redis/scripts/set-batch-rows.js";
-import { BatchNotCancellableError, BatchNotFoundError } from "./batch-errors.js";
+import {
+  BatchDecisionError,
+  BatchNotCancellableError,
+  BatchNotFoundError,
+} from "./batch-errors.js";
 
 export const BATCH_STATES = [
   "validating",
+  "awaiting_approval",
+  "scheduled",
   "queued",
   "running",
   "completed",
@@ -40,21 +47,55 @@ type BatchRedis = Redis & {
     token: string,
     ...fieldsAndValues: string[]
   ): Promise<number>;
-  moneyqBatchQueued(key: string, lease: string, now: string, token: string): Promise<string>;
-  moneyqCancelBatch(key: string, now: string): Promise<string | null>;
+  moneyqBatchQueued(
+    key: string,
+    lease: string,
+    stream: string,
+    now: string,
+    token: string,
+    maxLen: string,
+  ): Promise<string>;
+  moneyqCancelBatch(
+    key: string,
+    stream: string,
+    now: string,
+    maxLen: string,
+  ): Promise<string | null>;
+  moneyqDecideBatch(
+    key: string,
+    stream: string,
+    decision: string,
+    who: string,
+    now: string,
+    maxLen: string,
+  ): Promise<string[]>;
 };
+
+/** Where batch events go: the results stream and its length (ResultsStore). */
+export interface BatchEventsTarget {
+  readonly streamKey: string;
+  readonly maxLen: number;
+}
+
+/** A decision on a batch awaiting approval. */
+export type BatchDecision = "approve" | "reject" | "expire";
 
 /**
  * The state of each batch, in its meta hash, and the moves between states:
  *
  * - `validating`: written when a submission begins (`begin`), while it enqueues the rows;
- * - `queued`: every accepted row enqueued (`queued`);
+ * - `awaiting_approval`: every accepted row enqueued, held until the batch is approved
+ *   (`queued`; then `decide`: approved, rejected, or its approval expired);
+ * - `scheduled`: every accepted row enqueued, held until its `notBefore` (`queued`, `decide`);
+ * - `queued`: every accepted row enqueued (`queued`, `decide`);
  * - `running`: the first result came in (EMIT_RESULTS);
  * - `completed` or `completed_with_failures`: every accepted row has its result (EMIT_RESULTS,
  *   or `queued` when the results came in before validation ended);
- * - `cancelled`: cancelled while `validating`, `queued` or `running` (`cancel`); a job of a
- *   cancelled batch takes no slot (RESERVE_SLOTS), and the batch finishes once the rest of its
- *   results are in, still `cancelled`.
+ * - `cancelled`: cancelled before it finished (`cancel`), rejected, or its approval expired
+ *   (`decide`); a job of a cancelled batch takes no slot (RESERVE_SLOTS), and the batch
+ *   finishes once the rest of its results are in, still `cancelled`.
+ *
+ * Each move that has an event appends it to the results stream in the same script.
  *
  * The completion rule and the cancellable states are written once, in
  * redis/scripts/fragments.ts, and every script that moves a batch composes them.
@@ -62,11 +103,20 @@ type BatchRedis = Redis & {
 export class BatchStore {
   readonly #redis: BatchRedis;
   readonly #prefix: string;
+  readonly #events: BatchEventsTarget;
 
-  constructor(redis: Redis, prefix: string) {
-    defineScripts(redis, BEGIN_BATCH_SUBMIT, SET_BATCH_ROWS, BATCH_QUEUED, CANCEL_BATCH);
+  constructor(redis: Redis, prefix: string, events: BatchEventsTarget) {
+    defineScripts(
+      redis,
+      BEGIN_BATCH_SUBMIT,
+      SET_BATCH_ROWS,
+      BATCH_QUEUED,
+      CANCEL_BATCH,
+      DECIDE_BATCH,
+    );
     this.#redis = redis as BatchRedis;
     this.#prefix = prefix;
+    this.#events = events;
   }
 
   keys(account: string, batchId: string): ReturnType<typeof batchKeys> {
@@ -117,9 +167,14 @@ export class BatchStore {
   async queued(account: string, batchId: string, token: string): Promise<BatchState | "lost"> {
     const keys = this.keys(account, batchId);
     const now = new Date().toISOString();
-    return (await this.#redis.moneyqBatchQueued(keys.meta, keys.submitting, now, token)) as
-      | BatchState
-      | "lost";
+    return (await this.#redis.moneyqBatchQueued(
+      keys.meta,
+      keys.submitting,
+      this.#events.streamKey,
+      now,
+      token,
+      String(this.#events.maxLen),
+    )) as BatchState | "lost";
   }
 
   /**
@@ -128,10 +183,63 @@ export class BatchStore {
    */
   async cancel(account: string, batchId: string): Promise<BatchState> {
     const keys = this.keys(account, batchId);
-    const before = await this.#redis.moneyqCancelBatch(keys.meta, new Date().toISOString());
+    const before = await this.#redis.moneyqCancelBatch(
+      keys.meta,
+      this.#events.streamKey,
+      new Date().toISOString(),
+      String(this.#events.maxLen),
+    );
     if (before === null) throw new BatchNotFoundError(batchId);
     if (!isCancellable(before)) throw new BatchNotCancellableError(batchId, before);
     return before as BatchState;
+  }
+
+  /**
+   * Decides a batch awaiting approval (DECIDE_BATCH); answers its new state. BatchNotFoundError
+   * if the account has no such batch; BatchDecisionError if it is not awaiting approval, its
+   * approval expired, or `who` submitted it. `expire` answers undefined while the approval has
+   * not expired.
+   */
+  async decide(
+    account: string,
+    batchId: string,
+    decision: BatchDecision,
+    who: string,
+  ): Promise<BatchState | undefined> {
+    const [answer, state] = await this.#redis.moneyqDecideBatch(
+      this.keys(account, batchId).meta,
+      this.#events.streamKey,
+      decision,
+      who,
+      new Date().toISOString(),
+      String(this.#events.maxLen),
+    );
+    if (answer === "missing") throw new BatchNotFoundError(batchId);
+    if (answer === "not_expired") return undefined;
+    if (answer === "not_awaiting" || answer === "expired" || answer === "own_batch")
+      throw new BatchDecisionError(batchId, answer, state);
+    return answer as BatchState;
+  }
+
+  /**
+   * What holds or ended the batch's jobs: its approval still pending, its `notBefore` (ms),
+   * and why it was cancelled, if it was.
+   */
+  async holdOf(
+    account: string,
+    batchId: string,
+  ): Promise<{ approvalPending: boolean; notBeforeMs: number; cancelReason: string | undefined }> {
+    const [approval, notBeforeMs, cancelReason] = await this.#redis.hmget(
+      this.keys(account, batchId).meta,
+      "approval",
+      "notBeforeMs",
+      "cancelReason",
+    );
+    return {
+      approvalPending: approval === "pending",
+      notBeforeMs: Number(notBeforeMs ?? 0),
+      cancelReason: cancelReason ?? undefined,
+    };
   }
 
   /** The batch's meta hash as stored ({} when there is none). */

@@ -1,5 +1,6 @@
 import { createHash, randomUUID } from "node:crypto";
 import type { Redis } from "ioredis";
+import type { ApprovalPolicy } from "../config.js";
 import { EnqueueValidationError } from "../queues/enqueue-error.js";
 import { deriveIdempotencyKey, jobIdFor } from "../queues/idempotency-key.js";
 import type { JobEnvelope } from "../queues/job-envelope.js";
@@ -10,17 +11,28 @@ import { defineScripts } from "../redis/scripts/script.js";
 import { RESULT_KINDS, type ResultKind } from "../results/job-result.js";
 import type { ReportLine } from "../results/report-line.js";
 import type { ResultsStore } from "../results/results-store.js";
+import { approvalNeeded } from "./approval-policy.js";
 import {
   BatchAmbiguousError,
+  BatchDecisionError,
   BatchIdReusedError,
   BatchNotFoundError,
   BatchRefusedError,
+  BatchScheduleError,
   BatchSubmissionBusyError,
   type RowIssue,
 } from "./batch-errors.js";
 import { BATCH_KINDS, type BatchKind } from "./batch-kinds.js";
 import type { RowSource } from "./batch-rows.js";
 import { type BatchState, BatchStore } from "./batch-store.js";
+import {
+  type BatchTotals,
+  type RowMoney,
+  refusedTotalIncrements,
+  requestedTotalFields,
+  rowMoney,
+  totalsOf,
+} from "./batch-totals.js";
 import { HeldRows } from "./held-rows.js";
 import { KEY_REUSED, keyReuseIssue, keyReuseIssues } from "./key-reuse.js";
 import { columnOf, rowInput } from "./row-input.js";
@@ -46,8 +58,25 @@ export interface BatchStatus {
   readonly startedAt: string | undefined;
   readonly finishedAt: string | undefined;
   readonly cancelledAt: string | undefined;
+  /** Why it was cancelled: `cancelled` (an operator), `rejected`, `approval_expired`. */
+  readonly cancelReason: string | undefined;
   /** From creation to the last result (or to now while running). */
   readonly durationMs: number;
+  /** Per currency of its rows: requested, pending, and each result's rows and amount. */
+  readonly totals: BatchTotals;
+  /** Nothing is sent before this instant (ISO time), when the batch was given one. */
+  readonly notBefore: string | undefined;
+  /** The token (or `cli`) that submitted it. */
+  readonly submittedBy: string | undefined;
+  /** Its approval, when its account's policy asked for one. */
+  readonly approval:
+    | {
+        readonly state: "pending" | "approved" | "rejected" | "expired";
+        readonly expiresAt: string | undefined;
+        readonly decidedBy: string | undefined;
+        readonly decidedAt: string | undefined;
+      }
+    | undefined;
 }
 
 export interface SubmitOptions {
@@ -62,6 +91,10 @@ export interface SubmitOptions {
   readonly batchId?: string;
   /** Stops waiting for another submission of the batch (the client went away). */
   readonly signal?: AbortSignal;
+  /** Nothing of the batch is sent before this instant; default: as soon as it may. */
+  readonly notBefore?: Date;
+  /** Who submits it (a token's name, or `cli`): the one who may not approve it. */
+  readonly submittedBy?: string;
 }
 
 export interface SubmitReport {
@@ -99,6 +132,16 @@ export interface BatchesOptions {
   readonly submitLeaseMs?: number;
   /** How long a submission waits for another one of the same batch; default SUBMIT_WAIT_MS. */
   readonly submitWaitMs?: number;
+  /** Each account's approval policy (config.approvals); an account without one needs none. */
+  readonly approvals?: ReadonlyMap<string, ApprovalPolicy>;
+}
+
+/** The outcome of a decision on a batch awaiting approval. */
+export interface DecisionReport {
+  readonly batchId: string;
+  /** Jobs released to run (approved), or removed with a `cancelled` result (rejected). */
+  readonly jobs: number;
+  readonly status: BatchStatus;
 }
 
 /** References are checked and claimed, and report lines read, this many per command. */
@@ -110,6 +153,13 @@ const CHUNK = 1_000;
  */
 const SEND_CHUNK = 100;
 const SEND_CHUNKS_IN_FLIGHT = 8;
+/**
+ * A batch awaiting approval without an expiry holds its jobs this long at a time; a job that
+ * comes up still unapproved is held again. Approval releases them at once.
+ */
+const APPROVAL_HOLD_MS = 24 * 3_600_000;
+/** The furthest ahead a batch may be scheduled. */
+const MAX_SCHEDULE_AHEAD_MS = 366 * 24 * 3_600_000;
 /** Rows are validated before the key (and, unless given, the batch id) is known; both are set at send. */
 const PENDING_BATCH_ID = "pending";
 const PENDING_KEY = "pending";
@@ -124,6 +174,8 @@ interface BatchTarget {
   readonly batchId: string;
   /** This submission's token: rows are written only while it holds the batch's lease. */
   readonly token: string;
+  /** How long its jobs wait before they may run (approval or schedule), 0 for none. */
+  readonly delayMs: number;
 }
 
 /**
@@ -156,7 +208,7 @@ export class Batches {
     defineScripts(redis, CLAIM_BATCH_REFERENCES);
     this.#redis = redis as BatchRedis;
     this.#options = options;
-    this.#store = new BatchStore(redis, options.prefix);
+    this.#store = new BatchStore(redis, options.prefix, options.results);
   }
 
   /**
@@ -165,6 +217,7 @@ export class Batches {
    */
   async submit(options: SubmitOptions): Promise<SubmitReport> {
     const { account, kind } = options;
+    const notBeforeMs = scheduleOf(options.notBefore);
     const { rows, held, issues } = await this.#read(options);
     const batchId = options.batchId ?? this.#batchIdOf(account, options.source.digest());
     const earlier = await this.#heldElsewhere(account, batchId, held);
@@ -201,6 +254,9 @@ export class Batches {
 
     const token = randomUUID();
     const digest = options.source.digest();
+    const totals = requestedTotalFields(moneyOf(held, valid).values());
+    const approval = approvalNeeded(this.#options.approvals?.get(account), totalsOf(totals));
+    const now = Date.now();
     const meta = {
       id: batchId,
       account,
@@ -208,11 +264,26 @@ export class Batches {
       state: "validating",
       rows,
       digest,
-      createdAt: new Date().toISOString(),
+      createdAt: new Date(now).toISOString(),
       done: 0,
       ...Object.fromEntries(RESULT_KINDS.map((k) => [`n:${k}`, 0])),
       ...countFields(counts()),
+      ...totals,
+      ...(options.submittedBy !== undefined && { submittedBy: options.submittedBy }),
+      ...(notBeforeMs !== undefined && {
+        notBefore: new Date(notBeforeMs).toISOString(),
+        notBeforeMs,
+      }),
+      ...(approval && { approval: "pending" }),
+      ...(approval?.expiresAfterMs !== undefined && {
+        approvalExpiresMs: now + approval.expiresAfterMs,
+        approvalExpiresAt: new Date(now + approval.expiresAfterMs).toISOString(),
+      }),
     };
+    // Held jobs wait in BullMQ's delayed set; the gate holds any that comes up early.
+    const delayMs = approval
+      ? (approval.expiresAfterMs ?? APPROVAL_HOLD_MS)
+      : Math.max(0, (notBeforeMs ?? 0) - now);
     const begun = await this.#begin(account, batchId, token, digest, meta, options.signal);
     if (begun === "submitted") {
       const status = await this.status(account, batchId);
@@ -228,14 +299,16 @@ export class Batches {
         valid = valid.filter((i) => !raced.has(i));
         issues.sort((a, b) => a.row - b.row);
         if (!options.allowPartial || valid.length === 0) {
-          await this.#release(account, held, valid);
+          await this.#releaseReferences(account, held, valid);
           if (begun === "created") await this.#redis.del(keys.meta, keys.rows);
           throw new BatchRefusedError(rows, issues);
         }
         await this.#redis.hset(keys.meta, countFields(counts()));
+        if (begun === "created")
+          await this.#subtractTotals(keys.meta, moneyOf(held, [...raced]).values());
       }
       await this.#writeIssueLines(keys.rows, issues);
-      const target = { kind, account, batchId, token };
+      const target = { kind, account, batchId, token, delayMs };
       // A key taken by another request since the check: that row is an issue, the others go on.
       const refused = await this.#sendAll(target, held, valid, lease);
       if (refused.length > 0) {
@@ -407,12 +480,17 @@ export class Batches {
           reference,
           idempotencyKey,
           result: "queued",
+          ...rowMoney(held.value(i)),
         } satisfies ReportLine),
       );
     }
     if (!(await this.#store.setRows(account, batchId, batch.token, lines)))
       throw new BatchSubmissionBusyError(batchId, "taken_over");
-    const { reused } = await this.#options.producer.enqueueUnlessReused(envelopes);
+    const { reused } = await this.#options.producer.enqueueUnlessReused(
+      envelopes,
+      "bulk",
+      batch.delayMs,
+    );
     const issues = reused.map((j) => keyReuseIssue(envelopes[j] as JobEnvelope));
     if (issues.length > 0) {
       const keys = this.#store.keys(account, batchId);
@@ -424,6 +502,11 @@ export class Batches {
         .hincrby(keys.meta, "invalid", n)
         .hincrby(keys.meta, "skipped", n)
         .exec();
+      const money = reused.flatMap((j) => {
+        const m = rowMoney((envelopes[j] as JobEnvelope).request);
+        return m ? [m] : [];
+      });
+      await this.#subtractTotals(keys.meta, money);
     }
     return issues;
   }
@@ -456,7 +539,12 @@ export class Batches {
       startedAt: meta.startedAt,
       finishedAt: meta.finishedAt,
       cancelledAt: meta.cancelledAt,
+      cancelReason: meta.cancelReason,
       durationMs: Math.max(0, end - Date.parse(createdAt)),
+      totals: totalsOf(meta),
+      notBefore: meta.notBefore,
+      submittedBy: meta.submittedBy,
+      approval: approvalOf(meta),
     };
   }
 
@@ -512,6 +600,68 @@ export class Batches {
    */
   async cancel(account: string, batchId: string): Promise<CancelReport> {
     await this.#store.cancel(account, batchId);
+    return this.#cancelJobs(account, batchId, CANCELLED_BY.cancelled);
+  }
+
+  /**
+   * Approves a batch awaiting approval, as `approver` (a token's name: not the one that
+   * submitted it), and releases its jobs: at once, or at its `notBefore`.
+   */
+  async approve(account: string, batchId: string, approver: string): Promise<DecisionReport> {
+    await this.#store.decide(account, batchId, "approve", approver);
+    const status = await this.status(account, batchId);
+    const delayMs = Math.max(0, Date.parse(status.notBefore ?? "") - Date.now() || 0);
+    let released = 0;
+    const pending: ReportLine[] = [];
+    const releaseAll = async () => {
+      const moved = await Promise.all(
+        pending.map((line) =>
+          this.#options.producer.release(
+            account,
+            jobIdFor(account, line.idempotencyKey as string),
+            delayMs,
+          ),
+        ),
+      );
+      released += moved.filter(Boolean).length;
+      pending.length = 0;
+    };
+    for await (const line of this.report(account, batchId)) {
+      if (line.result !== "queued" || line.idempotencyKey === undefined) continue;
+      pending.push(line);
+      if (pending.length >= SEND_CHUNK) await releaseAll();
+    }
+    await releaseAll();
+    return { batchId, jobs: released, status: await this.status(account, batchId) };
+  }
+
+  /**
+   * Rejects a batch awaiting approval, as `approver`: it is cancelled, and every job ends
+   * `cancelled` with code `batch_rejected`.
+   */
+  async reject(account: string, batchId: string, approver: string): Promise<DecisionReport> {
+    await this.#store.decide(account, batchId, "reject", approver);
+    const report = await this.#cancelJobs(account, batchId, CANCELLED_BY.rejected);
+    return { batchId, jobs: report.cancelled, status: report.status };
+  }
+
+  /**
+   * Ends a batch whose approval expired while pending (each of its jobs then ends `cancelled`
+   * when it comes up); nothing while the approval has not expired.
+   */
+  async expireApproval(account: string, batchId: string): Promise<void> {
+    await this.#store.decide(account, batchId, "expire", "").catch((error: unknown) => {
+      // Decided or expired already by another process: nothing is left to do.
+      if (!(error instanceof BatchDecisionError)) throw error;
+    });
+  }
+
+  /** Removes the batch's jobs that no worker holds, recording `ending` as their result. */
+  async #cancelJobs(
+    account: string,
+    batchId: string,
+    ending: { readonly code: string; readonly message: string },
+  ): Promise<CancelReport> {
     const status = await this.status(account, batchId);
     let cancelled = 0;
     let inFlight = 0;
@@ -540,8 +690,7 @@ export class Batches {
           row: line.row,
           ...(line.reference !== undefined && { reference: line.reference }),
           result: "cancelled",
-          code: "batch_cancelled",
-          message: "the batch was cancelled before this job was sent",
+          ...ending,
           attempts: 0,
           enqueuedAt: status.createdAt,
           finishedAt: now.toISOString(),
@@ -557,6 +706,15 @@ export class Batches {
       finished,
       status: await this.status(account, batchId),
     };
+  }
+
+  async #subtractTotals(meta: string, money: Iterable<RowMoney>): Promise<void> {
+    const stored = await this.#redis.hgetall(meta);
+    const increments = refusedTotalIncrements(stored, money);
+    if (increments.length === 0) return;
+    const multi = this.#redis.multi();
+    for (const [field, by] of increments) multi.hincrby(meta, field, by);
+    await multi.exec();
   }
 
   #batchIdOf(account: string, digest: string): string {
@@ -602,7 +760,7 @@ export class Batches {
     return raced;
   }
 
-  async #release(account: string, held: Held, indices: readonly number[]): Promise<void> {
+  async #releaseReferences(account: string, held: Held, indices: readonly number[]): Promise<void> {
     for (let i = 0; i < indices.length; i += CHUNK)
       await this.#redis.hdel(
         this.#refsKey(account),
@@ -628,6 +786,53 @@ export class Batches {
       if (args.length > 0) await this.#redis.hset(key, ...args);
     }
   }
+}
+
+/** How each way of cancelling a batch ends its jobs not sent yet. */
+export const CANCELLED_BY = {
+  cancelled: {
+    code: "batch_cancelled",
+    message: "the batch was cancelled before this job was sent",
+  },
+  rejected: {
+    code: "batch_rejected",
+    message: "the batch was rejected by its approver; this job was never sent",
+  },
+  approval_expired: {
+    code: "approval_expired",
+    message: "the batch's approval expired before anyone approved it; this job was never sent",
+  },
+} as const;
+
+/** The money of the held rows `indices`, by index (rows without a currency are left out). */
+function moneyOf(held: Held, indices: Iterable<number>): Map<number, RowMoney> {
+  const out = new Map<number, RowMoney>();
+  for (const i of indices) {
+    const money = rowMoney(held.value(i));
+    if (money) out.set(i, money);
+  }
+  return out;
+}
+
+/** A batch's `notBefore` in ms, checked: BatchScheduleError if it is too far ahead. */
+function scheduleOf(notBefore: Date | undefined): number | undefined {
+  if (notBefore === undefined) return undefined;
+  const ms = notBefore.getTime();
+  if (!Number.isFinite(ms)) throw new BatchScheduleError("must be a valid instant");
+  if (ms - Date.now() > MAX_SCHEDULE_AHEAD_MS)
+    throw new BatchScheduleError("at most 366 days ahead");
+  return ms;
+}
+
+function approvalOf(meta: Readonly<Record<string, string>>): BatchStatus["approval"] {
+  const state = meta.approval as NonNullable<BatchStatus["approval"]>["state"] | undefined;
+  if (state === undefined) return undefined;
+  return {
+    state,
+    expiresAt: meta.approvalExpiresAt,
+    decidedBy: meta.approvedBy ?? meta.rejectedBy,
+    decidedAt: meta.approvedAt ?? meta.rejectedAt,
+  };
 }
 
 /** The meta's counters of a submission's counts. */

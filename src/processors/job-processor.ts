@@ -1,11 +1,12 @@
 import type { Job, Worker } from "bullmq";
 import type { JobData } from "../queues/job-data.js";
 import { actOnDecision } from "./act-on-decision.js";
+import { cancelledEnding, holdForBatch } from "./batch-hold.js";
 import { callUpstream, unsentAtShutdown } from "./call-upstream.js";
 import { classify } from "./classify.js";
 import { deadLetter, type Ending, finishJob } from "./finish-job.js";
 import { handBack, stopIfAborted } from "./job-moves.js";
-import { classifyContextOf, markedSent, startRun } from "./job-run.js";
+import { classifyContextOf, type JobRun, markedSent, startRun } from "./job-run.js";
 import type { ProcessorDeps } from "./processor-deps.js";
 import { type SlotAnswer, SlotTaker, slotRequestOf } from "./take-slot.js";
 import { checkJob, earlierResult } from "./validate-job.js";
@@ -16,15 +17,19 @@ const STOPPED_AFTER_SEND: Ending = {
   message: "a run stopped after sending a request that cannot be resent safely",
 };
 
-/** How a job ends when the gate gives it no slot to send in. */
-const NO_SLOT: Record<Exclude<SlotAnswer, "send">, Ending> = {
-  already_sent: STOPPED_AFTER_SEND,
-  cancelled: {
-    result: "cancelled",
-    code: "batch_cancelled",
-    message: "the batch was cancelled before this job was sent",
-  },
-};
+/** The gate gave no slot: the job's batch holds it, or it ends (its batch was cancelled, or it was sent before). */
+async function noSlot(
+  deps: ProcessorDeps,
+  run: JobRun,
+  slot: Exclude<SlotAnswer, "send">,
+): Promise<void> {
+  const { job, token, envelope } = run;
+  if (typeof slot === "object")
+    return holdForBatch(deps.batches, job, token, envelope, slot.heldMs);
+  const ending =
+    slot === "already_sent" ? STOPPED_AFTER_SEND : await cancelledEnding(deps.batches, envelope);
+  return finishJob(deps, job, envelope, ending);
+}
 
 /**
  * The BullMQ processor of an account queue. `worker()` is the worker it runs in. A run: check
@@ -55,7 +60,7 @@ export function createJobProcessor(deps: ProcessorDeps, worker: () => Worker) {
     if (markedSent(run)) return finishJob(deps, job, run.envelope, STOPPED_AFTER_SEND);
 
     const slot = await slots.take(job, signal, slotRequestOf(run, deps.prefix));
-    if (slot !== "send") return finishJob(deps, job, run.envelope, NO_SLOT[slot]);
+    if (slot !== "send") return noSlot(deps, run, slot);
 
     const firstStartedAt = run.state.firstStartedAt ?? job.processedOn ?? Date.now();
     const call = await callUpstream(deps.metrics, run);

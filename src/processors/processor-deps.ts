@@ -1,3 +1,4 @@
+import type { BatchStore } from "../batches/batch-store.js";
 import type { PaymentsClient } from "../client/payments-client.js";
 import type { AccountConfig, PipelineConfig } from "../config.js";
 import type { Logger } from "../logger.js";
@@ -19,6 +20,8 @@ export interface ProcessorDeps {
   /** Where bulk requests wait for a slot, woken when urgent jobs are enqueued. */
   readonly wakes: LaneWakes;
   readonly results: ResultsStore;
+  /** Batch states the gate's holds and cancellations are read from. */
+  readonly batches: BatchStore;
   readonly pauses: AccountPauses;
   readonly pipeline: PipelineConfig;
   /** Redis key prefix (config.redisPrefix): batches are looked up under it. */

@@ -36,7 +36,9 @@ export type Reservation =
   | { readonly reserved: false; readonly held: true }
   | { readonly reserved: false; readonly lockLost: true }
   | { readonly reserved: false; readonly alreadySent: true }
-  | { readonly reserved: false; readonly yielded: true };
+  | { readonly reserved: false; readonly yielded: true }
+  /** The job's batch holds it (awaiting approval, or scheduled): `ms`, or 0 until approved. */
+  | { readonly reserved: false; readonly batchHeldMs: number };
 
 export type Clearance =
   | { readonly clear: true }
@@ -231,6 +233,8 @@ function reservationOf(status: number, value: number, at: number): Reservation {
       return { reserved: false, yielded: true };
     case 7:
       return { reserved: false, alreadySent: true };
+    case 8:
+      return { reserved: false, batchHeldMs: Math.max(0, Math.ceil(value)) };
     default:
       return { reserved: false, retryInMs: Math.max(1, Math.ceil(value)) };
   }

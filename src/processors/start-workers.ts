@@ -1,6 +1,7 @@
 import { type Queue, Worker } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Registry } from "prom-client";
+import { BatchStore } from "../batches/batch-store.js";
 import { PaymentsClient } from "../client/payments-client.js";
 import { retryDelayMs } from "../client/retry.js";
 import type { AccountConfig, Config } from "../config.js";
@@ -125,6 +126,7 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
     writes,
     wakes,
     results,
+    batches: new BatchStore(connection, config.redisPrefix, results),
     pauses,
     pipeline: config.pipeline,
     prefix: config.redisPrefix,

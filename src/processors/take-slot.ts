@@ -26,8 +26,11 @@ export interface SlotRequest {
   readonly options: SlotOptions;
 }
 
-/** "send" now; or the job ends: its batch was cancelled, or its request already left. */
-export type SlotAnswer = "send" | "cancelled" | "already_sent";
+/**
+ * "send" now; or the job ends: its batch was cancelled, or its request already left; or its
+ * batch holds it (`heldMs`, 0 until the batch is approved).
+ */
+export type SlotAnswer = "send" | "cancelled" | "already_sent" | { readonly heldMs: number };
 
 type SlotDeps = Pick<ProcessorDeps, "gate" | "writes" | "wakes" | "metrics" | "pipeline">;
 
@@ -89,6 +92,7 @@ export class SlotTaker {
       if (!slot.reserved) {
         if ("cancelled" in slot) return "cancelled";
         if ("alreadySent" in slot) return "already_sent";
+        if ("batchHeldMs" in slot) return { heldMs: slot.batchHeldMs };
         if ("lockLost" in slot) throw new LockLostError(job.id);
         // A job of another lane waits to be fetched (a lookup or urgent job, or bulk's turn
         // under the cap): this job makes room for it, back at the head of its lane.

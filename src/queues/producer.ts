@@ -119,8 +119,9 @@ export class Producer {
   async enqueueUnlessReused(
     envelopes: readonly JobEnvelope[],
     lane: JobPriority = "bulk",
+    delayMs = 0,
   ): Promise<{ jobs: EnqueuedJob[]; reused: number[] }> {
-    const { jobs, uses } = await this.#enqueue(envelopes, false, lane);
+    const { jobs, uses } = await this.#enqueue(envelopes, false, lane, delayMs);
     const reused = uses.flatMap((u, i) => (u === "different" ? [i] : []));
     return { jobs, reused };
   }
@@ -148,6 +149,7 @@ export class Producer {
     envelopes: readonly JobEnvelope[],
     refuse: boolean,
     lane: JobPriority,
+    delayMs = 0,
   ): Promise<{ jobs: EnqueuedJob[]; uses: KeyClaim[] }> {
     const entries = envelopes.map((e) => this.#entry(e));
     // One job (enqueue) has no index in its errors; several (enqueueMany, batches) do.
@@ -166,6 +168,7 @@ export class Producer {
       await this.#add(
         envelopes.filter((_, i) => uses[i] === "new" || uses[i] === "pending"),
         lane,
+        delayMs,
       );
     } catch (error) {
       await this.#fingerprints.release(fresh).catch(() => undefined);
@@ -186,7 +189,7 @@ export class Producer {
   }
 
   /** Adds the jobs, a chunk and an account per addBulk. */
-  async #add(envelopes: readonly JobEnvelope[], lane: JobPriority): Promise<void> {
+  async #add(envelopes: readonly JobEnvelope[], lane: JobPriority, delayMs: number): Promise<void> {
     for (let i = 0; i < envelopes.length; i += ENQUEUE_CHUNK) {
       const byAccount = new Map<string, JobEnvelope[]>();
       for (const e of envelopes.slice(i, i + ENQUEUE_CHUNK)) {
@@ -200,10 +203,14 @@ export class Producer {
             name: envelope.kind,
             // The effective lane is kept in the envelope, so a replay can restore it.
             data: { envelope: { ...envelope, priority: envelope.priority ?? lane } },
-            opts: this.#jobOptions(envelope, lane),
+            opts: { ...this.#jobOptions(envelope, lane), ...(delayMs > 0 && { delay: delayMs }) },
           })),
         );
-        await this.#wakeFor(account, list.filter((e) => (e.priority ?? lane) === "urgent").length);
+        if (delayMs === 0)
+          await this.#wakeFor(
+            account,
+            list.filter((e) => (e.priority ?? lane) === "urgent").length,
+          );
       }
     }
   }
@@ -303,6 +310,24 @@ export class Producer {
   /** Removes a job no worker holds (BullMQ refuses one that is locked); true if removed. */
   async remove(account: string, jobId: string): Promise<boolean> {
     return (await this.#queues.get(account).remove(jobId)) === 1;
+  }
+
+  /**
+   * Moves a delayed job to run in `delayMs` (0: now); false when the job is not delayed (a
+   * worker holds it, or it has ended).
+   */
+  async release(account: string, jobId: string, delayMs: number): Promise<boolean> {
+    const job = await this.#queues.get(account).getJob(jobId);
+    if (job === undefined) return false;
+    try {
+      if (delayMs > 0) await job.changeDelay(delayMs);
+      else await job.promote();
+      return true;
+    } catch (error) {
+      // BullMQ refuses a job that is not delayed (any more): the move is not ours to make.
+      if (/not in the delayed state|Missing key for job/.test(String(error))) return false;
+      throw error;
+    }
   }
 
   /** Closes the queues this producer opened (not the connection, nor shared queues). Safe to call twice. */

@@ -7,6 +7,9 @@ export interface ReportLine {
   readonly idempotencyKey: string | undefined;
   /** A job result, or `queued` (no result yet), `invalid` or `duplicate` (never enqueued). */
   readonly result: string;
+  /** The row's currency and amount (decimal text), when it has both: its batch totals count it. */
+  readonly currency?: string | undefined;
+  readonly amount?: string | undefined;
   readonly upstreamId?: string | undefined;
   readonly upstreamStatus?: string | undefined;
   /** `code: message` of a result that is not a success, or the row's validation issues. */

@@ -11,6 +11,7 @@ import { EMIT_RESULTS } from "../redis/scripts/emit-results.js";
 import { FORGET_RESULT } from "../redis/scripts/forget-result.js";
 import { defineScripts } from "../redis/scripts/script.js";
 import { batchRowOf } from "./batch-row.js";
+import { jobEventJson } from "./event-envelope.js";
 import { JobResult } from "./job-result.js";
 
 type EmittingRedis = Redis & {
@@ -50,6 +51,11 @@ export class ResultsStore {
     this.#emissions = new Coalescer((results) => this.#emitMany(results), MAX_RESULTS_PER_CALL);
   }
 
+  /** Approximate length the stream is trimmed to (batch events are appended under it too). */
+  get maxLen(): number {
+    return this.#options.maxLen;
+  }
+
   /** Records `result` as the job's terminal result; false if the job already had one. */
   emit(result: JobResult): Promise<boolean> {
     return this.#emissions.add(result);
@@ -75,13 +81,15 @@ export class ResultsStore {
         legacyJobKeys.resultMarker(prefix, result.jobId),
         legacyJobKeys.fingerprint(prefix, result.jobId),
       );
+      const json = JSON.stringify(result);
       args.push(
-        JSON.stringify(result),
+        json,
         result.result,
         result.jobId,
         String(result.row ?? 0),
         batch?.line ?? "",
         result.finishedAt,
+        jobEventJson(result, json),
       );
     }
     const added = await this.#redis.moneyqEmitResults(keys.length, ...keys, ...args);

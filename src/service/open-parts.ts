@@ -72,7 +72,7 @@ export function openParts(config: Config, connection: Redis): SharedParts {
     queues,
     producer,
     results,
-    batches: new Batches({ connection, prefix, producer, results }),
+    batches: new Batches({ connection, prefix, producer, results, approvals: config.approvals }),
     deadLetters: new DeadLetters(connection, prefix, results, queues),
     pauses: new AccountPauses(connection, prefix, queues.byAccount),
     webhooks,

@@ -122,7 +122,12 @@ function failedDeliveryOf(job: Job<Delivery>): FailedDelivery {
 
 function bodyFields(body: unknown): { account?: string; jobId?: string } {
   try {
-    const parsed = JSON.parse(String(body)) as { account?: unknown; jobId?: unknown };
+    const json = JSON.parse(String(body)) as { data?: unknown };
+    // An event envelope carries its job's or batch's fields in `data`; an earlier body was bare.
+    const parsed = (typeof json.data === "object" && json.data !== null ? json.data : json) as {
+      account?: unknown;
+      jobId?: unknown;
+    };
     return {
       ...(typeof parsed.account === "string" && { account: parsed.account }),
       ...(typeof parsed.jobId === "string" && { jobId: parsed.jobId }),

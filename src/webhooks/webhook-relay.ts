@@ -26,9 +26,9 @@ export interface WebhookRelayOptions extends ResultStreamSource {
 }
 
 /**
- * Moves results from the stream into the webhook queue, through a consumer group: each result
- * is read by one relay, and acknowledged only once queued. The job id is the entry id, so an
- * entry read twice (a relay died before acknowledging) is queued once.
+ * Moves events from the stream into the webhook queue, through a consumer group: each entry
+ * is read by one relay, and acknowledged only once queued. The job id derives from the event's
+ * id, so an entry read twice (a relay died before acknowledging) is queued once.
  */
 export class WebhookRelay {
   readonly #options: WebhookRelayOptions;
@@ -107,13 +107,16 @@ export class WebhookRelay {
   }
 
   async #forward(entries: [string, string[]][]): Promise<void> {
-    const live = entries.filter(([, fields]) => fields !== null && fields.length >= 2);
+    const live = entries.flatMap(([id, fields]) => {
+      const delivery = fields === null ? undefined : deliveryOf(id, fields);
+      return delivery ? [delivery] : [];
+    });
     if (live.length > 0) {
       await this.#options.queue.addBulk(
-        live.map(([id, fields]) => ({
+        live.map((delivery) => ({
           name: "deliver",
-          data: { eventId: id, body: fields[1] as string },
-          opts: { ...this.#options.jobOptions, jobId: deliveryJobId(id) },
+          data: delivery,
+          opts: { ...this.#options.jobOptions, jobId: deliveryJobId(delivery.eventId) },
         })),
       );
     }
@@ -125,4 +128,25 @@ export class WebhookRelay {
       );
     }
   }
+}
+
+/**
+ * What a stream entry delivers: its event envelope, under the envelope's id; an entry an
+ * earlier release wrote (a bare result) under the entry's id.
+ */
+function deliveryOf(
+  entryId: string,
+  fields: readonly string[],
+): { eventId: string; body: string } | undefined {
+  const value = (name: string) => {
+    for (let i = 0; i + 1 < fields.length; i += 2) if (fields[i] === name) return fields[i + 1];
+    return undefined;
+  };
+  const event = value("event");
+  if (event !== undefined) {
+    const id = (JSON.parse(event) as { id?: unknown }).id;
+    return { eventId: typeof id === "string" ? id : entryId, body: event };
+  }
+  const result = value("result");
+  return result === undefined ? undefined : { eventId: entryId, body: result };
 }

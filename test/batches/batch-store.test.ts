@@ -14,8 +14,8 @@ const ACCOUNT = "acct";
 function open(name: string) {
   const connection = redis.connect();
   const prefix = `${redis.prefix}:${name}`;
-  const store = new BatchStore(connection, prefix);
   const results = new ResultsStore(connection, { prefix, retentionMs: 60_000, maxLen: 1000 });
+  const store = new BatchStore(connection, prefix, results);
   return { connection, prefix, store, results };
 }
 
@@ -158,7 +158,13 @@ describe("BatchStore: the batch state machine", () => {
   });
 
   it("answers which states can be cancelled", () => {
-    expect(BATCH_STATES.filter(isCancellable)).toEqual(["validating", "queued", "running"]);
+    expect(BATCH_STATES.filter(isCancellable)).toEqual([
+      "validating",
+      "awaiting_approval",
+      "scheduled",
+      "queued",
+      "running",
+    ]);
     expect(isCancellable("unknown")).toBe(false);
   });
 

@@ -7,6 +7,7 @@ import { createLogger } from "../../src/logger.js";
 import { BlockedAddressError, isBlockedAddress } from "../../src/net/address-guard.js";
 import { startWorkers } from "../../src/processors/start-workers.js";
 import type { JobInput } from "../../src/queues/job-envelope.js";
+import { EventEnvelope } from "../../src/results/event-envelope.js";
 import { JobResult } from "../../src/results/job-result.js";
 import { signWebhook } from "../../src/webhooks/moneyq-signature.js";
 import { verifyWebhook } from "../../src/webhooks/verify-webhook.js";
@@ -77,7 +78,11 @@ describe("signed webhooks", () => {
       expect(new Set(received.map((r) => r.eventId)).size).toBe(5);
       for (const delivery of received) {
         expect(verifyWebhook(SECRET, delivery.signature, delivery.body)).toBe(true);
-        const result = JobResult.parse(JSON.parse(delivery.body));
+        const event = EventEnvelope.parse(JSON.parse(delivery.body));
+        const result = JobResult.parse(event.data);
+        expect(event.type).toBe(`job.${result.result}`);
+        expect(event.timestamp).toBe(result.finishedAt);
+        expect(delivery.eventId).toBe(event.id);
         expect(results).toContainEqual(result);
       }
       expect([...refusals.values()]).toEqual([1, 1, 1, 1, 1]);

@@ -1,26 +1,40 @@
-import { BATCH_COMPLETION, lockHeld } from "./fragments.js";
+import { BATCH_COMPLETION, BATCH_EVENT, BATCH_TOTALS, lockHeld } from "./fragments.js";
 import type { Script } from "./script.js";
 
 /**
- * Ends a batch's validation: queued, or finished already if every job has its result.
- * KEYS: 1 the batch's meta, 2 its submission lease.
- * ARGV: 1 now (ISO time), 2 the submission's token.
+ * Ends a batch's validation: finished already if every job has its result; else
+ * `awaiting_approval` (its approval is pending), `scheduled` (its `notBefore` is ahead, on
+ * Redis's clock) or `queued`. A batch that finishes here or awaits approval gets that event.
+ * KEYS: 1 the batch's meta, 2 its submission lease, 3 the results stream.
+ * ARGV: 1 now (ISO time), 2 the submission's token, 3 the stream's length.
  * Answers `lost` (nothing changed) if the token no longer holds the lease; the state the batch
- * had if it was past validation; else its new state: `queued`, `completed` or
- * `completed_with_failures`.
+ * had if it was past validation; else its new state.
  */
 export const BATCH_QUEUED: Script = {
   name: "moneyqBatchQueued",
-  numberOfKeys: 2,
-  lua: `${BATCH_COMPLETION}
+  numberOfKeys: 3,
+  lua: `${BATCH_COMPLETION}${BATCH_TOTALS}${BATCH_EVENT}
 if not ${lockHeld("KEYS[2]", "ARGV[2]")} then return 'lost' end
 local m = batchProgress(KEYS[1])
 if m[1] ~= 'validating' then return m[1] end
 if allFinished(m) then
   local state = finishedState(m)
   redis.call('HSET', KEYS[1], 'state', state, 'finishedAt', ARGV[1])
+  batchEvent(KEYS[3], ARGV[3], KEYS[1], 'batch.' .. state, ARGV[1])
   return state
 end
-redis.call('HSET', KEYS[1], 'state', 'queued')
-return 'queued'`,
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
+local hold = redis.call('HMGET', KEYS[1], 'approval', 'notBeforeMs')
+local state = 'queued'
+if hold[1] == 'pending' then
+  state = 'awaiting_approval'
+elseif tonumber(hold[2] or '0') > now then
+  state = 'scheduled'
+end
+redis.call('HSET', KEYS[1], 'state', state)
+if state == 'awaiting_approval' then
+  batchEvent(KEYS[3], ARGV[3], KEYS[1], 'batch.awaiting_approval', ARGV[1])
+end
+return state`,
 };

@@ -1,13 +1,16 @@
-import { BATCH_COMPLETION } from "./fragments.js";
+import { BATCH_COMPLETION, BATCH_EVENT, BATCH_TOTALS } from "./fragments.js";
 import type { Script } from "./script.js";
 
 /**
  * Records terminal results, each only if its job had none: the job's marker is set, the
- * result appended to the stream, a needs_reconciliation result joins its account's
+ * result appended to the stream (field `event`, its event envelope; field `result`, the result
+ * alone, as releases before the envelope wrote it), a needs_reconciliation result joins its account's
  * reconciliation backlog (a sorted set by time, trimmed to the retention; replaying the job
  * takes it out, ResultsStore.forget), and, if the job's batch exists, the batch's row is
- * written: its report line, its counters (a replayed row moves from its old result to its new
- * one) and its state once every accepted row has a result. One script, so no crash can count
+ * written: its report line (keeping the row's currency and amount), its counters and
+ * per-currency totals (a replayed row moves from its old result to its new one), its state,
+ * and the batch event of a new state (`batch.started`, `batch.completed`,
+ * `batch.completed_with_failures`). One script, so no crash can count
  * a result twice or lose one; one call records several results in turn, as separate calls
  * would. The request fingerprint of the job's key is kept, if it is, twice as long as the
  * marker from now: a job that ran long never outlives its fingerprint. A marker or fingerprint
@@ -16,52 +19,71 @@ import type { Script } from "./script.js";
  * KEYS: 1 the results stream; result i has KEYS[7i-5..7i+1]: marker, backlog, batch meta, batch
  * rows, fingerprint (the marker again for a job without a batch), the earlier marker and
  * fingerprint.
- * ARGV: 1 marker TTL in ms, 2 stream length, 3 now in ms; result i has ARGV[3+6(i-1)+1..6]:
- * JSON, result, job id, row, report line ('' without a batch), finishedAt.
+ * ARGV: 1 marker TTL in ms, 2 stream length, 3 now in ms; result i has ARGV[3+7(i-1)+1..7]:
+ * JSON, result, job id, row, report line ('' without a batch), finishedAt, event JSON.
  * Answers per result 1 (recorded) or 0 (the job had a result already).
  */
 export const EMIT_RESULTS: Script = {
   name: "moneyqEmitResults",
-  lua: `${BATCH_COMPLETION}
+  lua: `${BATCH_COMPLETION}${BATCH_TOTALS}${BATCH_EVENT}
 local ttl, maxLen, now = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local bucketOf = { rejected = 'failed' }
+local function writeRow(meta, rows, row, line, result)
+  local previous = redis.call('HGET', rows, row)
+  local before = 'queued'
+  local l = cjson.decode(line)
+  if previous then
+    local p = cjson.decode(previous)
+    before = p.result
+    l.currency = l.currency or p.currency
+    l.amount = l.amount or p.amount
+  end
+  if before == 'queued' then
+    redis.call('HINCRBY', meta, 'done', 1)
+  else
+    redis.call('HINCRBY', meta, 'n:' .. before, -1)
+  end
+  redis.call('HINCRBY', meta, 'n:' .. result, 1)
+  local scale = l.currency and redis.call('HGET', meta, 't:' .. l.currency .. ':scale')
+  local units = scale and l.amount and unitsOf(l.amount, tonumber(scale))
+  if units then
+    local from = before == 'queued' and 'pending' or (bucketOf[before] or before)
+    moveTotal(meta, l.currency, units, from, bucketOf[result] or result)
+  end
+  redis.call('HSET', rows, row, cjson.encode(l))
+end
 local out = {}
 for i = 1, (#KEYS - 1) / 7 do
-  local k, a = 1 + 7 * (i - 1), 3 + 6 * (i - 1)
-  local json, result, jobId, row, line, finishedAt =
-    ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4], ARGV[a + 5], ARGV[a + 6]
+  local k, a = 1 + 7 * (i - 1), 3 + 7 * (i - 1)
+  local json, result, jobId, row, line, finishedAt, event =
+    ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4], ARGV[a + 5], ARGV[a + 6], ARGV[a + 7]
   if redis.call('EXISTS', KEYS[k + 6]) == 1 or not redis.call('SET', KEYS[k + 1], json, 'NX', 'PX', ttl) then
     out[i] = 0
   else
     out[i] = 1
     local fingerprint = redis.call('GET', KEYS[k + 5]) or redis.call('GET', KEYS[k + 7])
     if fingerprint then redis.call('SET', KEYS[k + 5], fingerprint, 'PX', 2 * tonumber(ttl)) end
-    redis.call('XADD', KEYS[1], 'MAXLEN', '~', maxLen, '*', 'result', json)
+    redis.call('XADD', KEYS[1], 'MAXLEN', '~', maxLen, '*', 'result', json, 'event', event)
     if result == 'needs_reconciliation' then
       redis.call('ZADD', KEYS[k + 2], now, jobId)
       redis.call('ZREMRANGEBYSCORE', KEYS[k + 2], '-inf', now - tonumber(ttl))
     end
     if line ~= '' and redis.call('EXISTS', KEYS[k + 3]) == 1 then
-      local meta, rows = KEYS[k + 3], KEYS[k + 4]
-      local previous = redis.call('HGET', rows, row)
-      local before = previous and cjson.decode(previous).result or 'queued'
-      if before == 'queued' then
-        redis.call('HINCRBY', meta, 'done', 1)
-      else
-        redis.call('HINCRBY', meta, 'n:' .. before, -1)
-      end
-      redis.call('HINCRBY', meta, 'n:' .. result, 1)
-      redis.call('HSET', rows, row, line)
+      local meta = KEYS[k + 3]
+      writeRow(meta, KEYS[k + 4], row, line, result)
       local m = batchProgress(meta)
       local state = m[1]
-      if state == 'queued' or state == 'validating' then
+      if state == 'queued' or state == 'validating' or state == 'scheduled' then
         state = 'running'
         redis.call('HSET', meta, 'state', state, 'startedAt', finishedAt)
+        batchEvent(KEYS[1], maxLen, meta, 'batch.started', finishedAt)
       end
       if allFinished(m) and state ~= 'validating' then
-        if state ~= 'cancelled' then
-          state = finishedState(m)
+        local finished = state == 'cancelled' and state or finishedState(m)
+        redis.call('HSET', meta, 'state', finished, 'finishedAt', finishedAt)
+        if finished ~= state then
+          batchEvent(KEYS[1], maxLen, meta, 'batch.' .. finished, finishedAt)
         end
-        redis.call('HSET', meta, 'state', state, 'finishedAt', finishedAt)
       end
     end
   end

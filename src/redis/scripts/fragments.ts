@@ -22,11 +22,34 @@ export const dropSent = (jobKey: string): string =>
   `redis.call('HDEL', ${jobKey}, '${SENT_FIELD}')`;
 
 /** The states in which a batch can still be cancelled: its jobs may not all have been sent. */
-export const CANCELLABLE_BATCH_STATES = ["validating", "queued", "running"] as const;
+export const CANCELLABLE_BATCH_STATES = [
+  "validating",
+  "awaiting_approval",
+  "scheduled",
+  "queued",
+  "running",
+] as const;
 
-/** True when the batch whose meta is `metaKey` was cancelled: none of its jobs may leave after. */
-export const batchCancelled = (metaKey: string): string =>
-  `(redis.call('HGET', ${metaKey}, 'state') == 'cancelled')`;
+/**
+ * Lua function `batchHold(meta, now)`: whether a job of the batch whose meta is `meta` must not
+ * leave at `now` (ms), and for how long. -1: never (the batch was cancelled, or its approval
+ * expired while pending); 0: until the batch is approved; a positive number: that many ms
+ * (until its `notBefore`, or until its pending approval expires); nil: it may leave.
+ */
+export const BATCH_HOLD = `
+local function batchHold(meta, now)
+  local b = redis.call('HMGET', meta, 'state', 'approval', 'notBeforeMs', 'approvalExpiresMs')
+  if b[1] == 'cancelled' then return -1 end
+  if b[2] == 'pending' then
+    local expires = tonumber(b[4] or '0')
+    if expires <= 0 then return 0 end
+    if now >= expires then return -1 end
+    return expires - now
+  end
+  local notBefore = tonumber(b[3] or '0')
+  if notBefore > now then return notBefore - now end
+  return nil
+end`;
 
 /** Lua function `cancellable(state)`: whether a batch in `state` can be cancelled. */
 export const CANCELLABLE = `
@@ -50,4 +73,100 @@ end
 local function finishedState(m)
   local ok = tonumber(m[4]) == tonumber(m[2]) and tonumber(m[5]) == 0
   return ok and 'completed' or 'completed_with_failures'
+end`;
+
+/**
+ * Lua functions of a batch's per-currency totals, kept in its meta as integer units (the
+ * amount times 10^scale, the currency's `t:<currency>:scale`) so that Redis adds them exactly:
+ * `t:<currency>:<bucket>:rows` and `:units`, buckets `requested`, `pending`, `succeeded`,
+ * `failed`, `cancelled`, `needs_reconciliation`. `unitsOf(amount, scale)` turns a decimal text
+ * into units; `moveTotal(meta, currency, units, from, to)` moves a row from one bucket to
+ * another; `amountOf(units, scale)` is the decimal text back.
+ */
+export const BATCH_TOTALS = `
+local function unitsOf(amount, scale)
+  local whole, fraction = string.match(amount, '^(%d*)%.?(%d*)$')
+  if not whole then return nil end
+  fraction = string.sub(fraction .. string.rep('0', scale), 1, scale)
+  local units = string.gsub(whole .. fraction, '^0+', '')
+  return units == '' and '0' or units
+end
+local function moveTotal(meta, currency, units, from, to)
+  local t = 't:' .. currency .. ':'
+  redis.call('HINCRBY', meta, t .. from .. ':rows', -1)
+  redis.call('HINCRBY', meta, t .. from .. ':units', '-' .. units)
+  redis.call('HINCRBY', meta, t .. to .. ':rows', 1)
+  redis.call('HINCRBY', meta, t .. to .. ':units', units)
+end
+local function amountOf(units, scale)
+  local negative = string.sub(units, 1, 1) == '-'
+  local digits = negative and string.sub(units, 2) or units
+  if scale == 0 then return units end
+  digits = string.rep('0', scale + 1 - #digits) .. digits
+  local text = string.sub(digits, 1, #digits - scale) .. '.' .. string.sub(digits, #digits - scale + 1)
+  return (negative and '-' or '') .. text
+end`;
+
+/** Batch meta fields an event's data carries when the batch has them. */
+const OPTIONAL_EVENT_FIELDS = [
+  "startedAt",
+  "finishedAt",
+  "cancelledAt",
+  "cancelReason",
+  "notBefore",
+  "submittedBy",
+  "approvalExpiresAt",
+  "approvedBy",
+  "approvedAt",
+  "rejectedBy",
+  "rejectedAt",
+]
+  .map((f) => `'${f}'`)
+  .join(", ");
+
+/**
+ * Lua function `batchEvent(stream, maxLen, meta, type, at)`: appends the batch event `type` to
+ * the results stream in the event envelope (results/event-envelope.ts), with the batch's
+ * summary and totals as its meta holds them. Its id derives from account, batch and type: a
+ * batch has each type at most once, and a receiver sees the same id however it is delivered.
+ * Needs BATCH_TOTALS.
+ */
+export const BATCH_EVENT = `
+local function batchEvent(stream, maxLen, meta, type, at)
+  local f = redis.call('HGETALL', meta)
+  local m = {}
+  for i = 1, #f, 2 do m[f[i]] = f[i + 1] end
+  local function n(field) return tonumber(m[field] or '0') end
+  local counts, totals = {}, {}
+  for field, value in pairs(m) do
+    local kind = string.match(field, '^n:(.+)$')
+    if kind then counts[kind] = tonumber(value) end
+    local currency, bucket, part = string.match(field, '^t:(%u+):([%a_]+):(%a+)$')
+    if currency then
+      totals[currency] = totals[currency] or {}
+      totals[currency][bucket] = totals[currency][bucket] or {}
+      totals[currency][bucket][part] = value
+    end
+  end
+  for currency, buckets in pairs(totals) do
+    local scale = n('t:' .. currency .. ':scale')
+    for _, b in pairs(buckets) do
+      b.rows = tonumber(b.rows or '0')
+      b.amount = amountOf(b.units or '0', scale)
+      b.units = nil
+    end
+  end
+  local data = {
+    batchId = m.id, account = m.account, kind = m.kind, state = m.state,
+    rows = n('rows'), accepted = n('accepted'), invalid = n('invalid'),
+    duplicates = n('duplicates'), finished = n('done'), counts = counts,
+    createdAt = m.createdAt
+  }
+  if next(totals) ~= nil then data.totals = totals end
+  for _, field in ipairs({${OPTIONAL_EVENT_FIELDS}}) do
+    if m[field] then data[field] = m[field] end
+  end
+  local id = 'evt_' .. string.sub(redis.sha1hex(m.account .. '\\0' .. m.id .. '\\0' .. type), 1, 32)
+  local event = cjson.encode({ type = type, id = id, timestamp = at, data = data })
+  redis.call('XADD', stream, 'MAXLEN', '~', maxLen, '*', 'event', event)
 end`;

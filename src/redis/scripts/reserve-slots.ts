@@ -1,4 +1,4 @@
-import { batchCancelled, lockHeld, sentRecorded } from "./fragments.js";
+import { BATCH_HOLD, lockHeld, sentRecorded } from "./fragments.js";
 import type { Script } from "./script.js";
 
 /**
@@ -10,7 +10,8 @@ import type { Script } from "./script.js";
  *
  * The reservation is the last step before a request leaves (or the one before clearance, for
  * a slot further away), so the same script also checks everything that must hold when it
- * leaves: the job's lock is still this worker's, its batch was not cancelled, a kind without
+ * leaves: the job's lock is still this worker's, its batch was not cancelled and does not hold
+ * its jobs (awaiting approval, or scheduled for later), a kind without
  * an idempotency key was not sent before (clearance records it as sent), the account is not
  * paused (a 429's Retry-After or an operator's pause). It serves lanes in order
  * (docs/pipeline.md, "Lanes"): a bulk request takes a slot only when it is at most `bulkAhead`
@@ -30,11 +31,11 @@ import type { Script } from "./script.js";
  * Answers three values a request: status, value (a delay or a wait, in ms), and the slot's time
  * on Redis's clock when one was reserved. Status: 0 retry in (value), 1 reserved (value: delay),
  * 2 batch cancelled, 3 paused (value: ms), 4 held by an operator, 5 lock lost, 6 hand the job
- * back (yield), 7 already sent.
+ * back (yield), 7 already sent, 8 held by its batch (value: ms, or 0 until it is approved).
  */
 export const RESERVE_SLOTS: Script = {
   name: "moneyqReserveSlots",
-  lua: `
+  lua: `${BATCH_HOLD}
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
 local interval = tonumber(ARGV[1])
@@ -63,12 +64,16 @@ for i = 1, (#KEYS - 7) / 3 do
   local lane = tonumber(ARGV[a + 1])
   local token = ARGV[a + 3]
   local sends = ARGV[a + 4] == '1'
+  local hold = nil
+  if ARGV[a + 2] == '1' then hold = batchHold(KEYS[k], now) end
   if token ~= '' and not ${lockHeld("KEYS[k + 1]", "token")} then
     answer(5, 0)
   elseif sends and ${sentRecorded("KEYS[k + 2]")} then
     answer(7, 0)
-  elseif ARGV[a + 2] == '1' and ${batchCancelled("KEYS[k]")} then
+  elseif hold ~= nil and hold < 0 then
     answer(2, 0)
+  elseif hold ~= nil then
+    answer(8, hold)
   elseif held then
     answer(4, 0)
   elseif pausedMs > 0 then

@@ -1,0 +1,152 @@
+/**
+ * A batch's per-currency totals. Each accepted row with a currency and an amount counts in its
+ * currency; they are kept in the batch's meta as integer units (amount × 10^scale, the scale
+ * being the most decimal places of the currency's rows), so that Redis adds them exactly:
+ * `requested` and `pending` written at submission, a row moved from `pending` (or its earlier
+ * result, when replayed) to its result's bucket by the results script (BATCH_TOTALS).
+ */
+
+export const TOTAL_BUCKETS = [
+  "requested",
+  "pending",
+  "succeeded",
+  "failed",
+  "cancelled",
+  "needs_reconciliation",
+] as const;
+export type TotalBucket = (typeof TOTAL_BUCKETS)[number];
+
+/** Rows and their summed amount (a decimal text, exact). */
+export interface TotalEntry {
+  readonly rows: number;
+  readonly amount: string;
+}
+
+/**
+ * Per currency: requested (every accepted row), pending (no result yet), and each result's
+ * (`failed` counts `failed` and `rejected`).
+ */
+export type BatchTotals = Readonly<Record<string, Readonly<Record<TotalBucket, TotalEntry>>>>;
+
+/** A row's money: its currency and amount as exact decimal text. */
+export interface RowMoney {
+  readonly currency: string;
+  readonly amount: string;
+}
+
+const CURRENCY = /^[A-Z]{3,10}$/;
+
+/**
+ * The currency and amount of a row's request (its body's `currency` and `amount`); undefined
+ * when it has no currency (an exchange order's comes from its offer) or no usable amount.
+ */
+export function rowMoney(request: unknown): RowMoney | undefined {
+  const body = (request as { body?: Record<string, unknown> } | undefined)?.body;
+  const currency = body?.currency;
+  const amount = body?.amount;
+  if (typeof currency !== "string" || !CURRENCY.test(currency)) return undefined;
+  if (typeof amount !== "number" && typeof amount !== "string") return undefined;
+  const text = decimalText(amount);
+  return text === undefined ? undefined : { currency, amount: text };
+}
+
+/**
+ * The plain decimal text of a non-negative amount, without exponent: 1e-7 is "0.0000001",
+ * 1500 is "1500". Undefined for anything else (negative, not finite, not a decimal).
+ */
+export function decimalText(value: number | string): string | undefined {
+  const text = typeof value === "number" ? value.toString().toLowerCase() : value.trim();
+  const match = /^(\d+)(?:\.(\d+))?(?:e([+-]?\d+))?$/.exec(text);
+  if (!match) return undefined;
+  const digits = `${match[1]}${match[2] ?? ""}`;
+  const point = (match[1] as string).length + Number(match[3] ?? 0);
+  const padded = point <= 0 ? `${"0".repeat(1 - point)}${digits}` : digits.padEnd(point, "0");
+  const at = Math.max(point, 1);
+  const whole = padded.slice(0, at).replace(/^0+(?=\d)/, "");
+  const fraction = padded.slice(at).replace(/0+$/, "");
+  return fraction === "" ? whole : `${whole}.${fraction}`;
+}
+
+function decimalsOf(amount: string): number {
+  return amount.split(".")[1]?.length ?? 0;
+}
+
+function unitsOf(amount: string, scale: number): bigint {
+  const [whole = "0", fraction = ""] = amount.split(".");
+  return BigInt(`${whole}${fraction.padEnd(scale, "0")}`);
+}
+
+function amountOf(units: bigint, scale: number): string {
+  const negative = units < 0n;
+  const digits = (negative ? -units : units).toString().padStart(scale + 1, "0");
+  const text = scale === 0 ? digits : `${digits.slice(0, -scale)}.${digits.slice(-scale)}`;
+  return negative ? `-${text}` : text;
+}
+
+/**
+ * The meta fields of the requested totals of `rows` (every accepted row's money): per
+ * currency its scale, and `requested` and `pending` rows and units, every other bucket 0.
+ */
+export function requestedTotalFields(rows: Iterable<RowMoney>): Record<string, string> {
+  const byCurrency = new Map<string, RowMoney[]>();
+  for (const row of rows)
+    byCurrency.set(row.currency, [...(byCurrency.get(row.currency) ?? []), row]);
+  const fields: Record<string, string> = {};
+  for (const [currency, list] of byCurrency) {
+    const scale = Math.max(...list.map((r) => decimalsOf(r.amount)));
+    const units = list.reduce((sum, r) => sum + unitsOf(r.amount, scale), 0n);
+    const t = `t:${currency}:`;
+    fields[`${t}scale`] = String(scale);
+    for (const bucket of TOTAL_BUCKETS) {
+      const counted = bucket === "requested" || bucket === "pending";
+      fields[`${t}${bucket}:rows`] = counted ? String(list.length) : "0";
+      fields[`${t}${bucket}:units`] = counted ? units.toString() : "0";
+    }
+  }
+  return fields;
+}
+
+/** The totals a batch's meta holds (empty when no row had a currency). */
+export function totalsOf(meta: Readonly<Record<string, string>>): BatchTotals {
+  const totals: Record<string, Record<TotalBucket, TotalEntry>> = {};
+  for (const [field, value] of Object.entries(meta)) {
+    const currency = /^t:([A-Z]+):scale$/.exec(field)?.[1];
+    if (currency === undefined) continue;
+    const scale = Number(value);
+    const entry = (bucket: TotalBucket): TotalEntry => ({
+      rows: Number(meta[`t:${currency}:${bucket}:rows`] ?? 0),
+      amount: amountOf(BigInt(meta[`t:${currency}:${bucket}:units`] ?? "0"), scale),
+    });
+    totals[currency] = Object.fromEntries(TOTAL_BUCKETS.map((b) => [b, entry(b)])) as Record<
+      TotalBucket,
+      TotalEntry
+    >;
+  }
+  return totals;
+}
+
+/** Subtracts `rows` (refused after the requested totals were written) from them. */
+export function refusedTotalIncrements(
+  meta: Readonly<Record<string, string>>,
+  rows: Iterable<RowMoney>,
+): [field: string, by: string][] {
+  const out: [string, string][] = [];
+  for (const row of rows) {
+    const scale = Number(meta[`t:${row.currency}:scale`] ?? decimalsOf(row.amount));
+    const units = unitsOf(row.amount, scale).toString();
+    for (const bucket of ["requested", "pending"]) {
+      out.push(
+        [`t:${row.currency}:${bucket}:rows`, "-1"],
+        [`t:${row.currency}:${bucket}:units`, `-${units}`],
+      );
+    }
+  }
+  return out;
+}
+
+/** Compares two non-negative decimal texts exactly: negative, 0 or positive as a < = > b. */
+export function compareDecimal(a: string, b: string): number {
+  const scale = Math.max(decimalsOf(a), decimalsOf(b));
+  const d = unitsOf(a, scale) - unitsOf(b, scale);
+  return d < 0n ? -1 : d > 0n ? 1 : 0;
+}

@@ -1,0 +1,301 @@
+import { describe, expect, it } from "vitest";
+import { resultsStreamKey } from "../../src/redis/keys.js";
+import { EventEnvelope } from "../../src/results/event-envelope.js";
+import { JobResult } from "../../src/results/job-result.js";
+import { ALPHA_TOKEN, BETA_TOKEN, bankCsv, until, useService } from "../helpers/service.js";
+
+const CHECKER_TOKEN = "tok_alpha_checker_0123456789";
+const BETA_CHECKER_TOKEN = "tok_beta_checker_01234567890";
+
+// alpha: a batch over 1,000 NGN waits for approval; beta: every batch does, for 1.5 s at most.
+const h = useService({
+  MONEYQ_API_TOKENS: JSON.stringify([
+    { name: "alpha-ops", token: ALPHA_TOKEN, accounts: ["alpha"] },
+    { name: "alpha-checker", token: CHECKER_TOKEN, accounts: ["alpha"] },
+    { name: "beta-ops", token: BETA_TOKEN, accounts: ["beta"] },
+    { name: "beta-checker", token: BETA_CHECKER_TOKEN, accounts: ["beta"] },
+  ]),
+  MONEYQ_APPROVAL_POLICIES: JSON.stringify([
+    { account: "alpha", batchesOver: { NGN: "1000" } },
+    { account: "beta", batches: "all", expiresAfterMs: 1500 },
+  ]),
+});
+
+const submit = (token: string, batchId: string, csv: string, query = "") =>
+  h.api("POST", `/v1/batches?kind=payout.bank&batchId=${batchId}${query}`, { token, csv });
+const status = (token: string, batchId: string) =>
+  h.api("GET", `/v1/batches/${batchId}`, { token });
+const finished = (token: string, batchId: string) =>
+  until(
+    () => status(token, batchId),
+    (r) => r.body?.finishedAt !== undefined,
+  );
+
+/** The idempotency keys of a batch's rows, from its report. */
+async function keysOf(token: string, batchId: string): Promise<string[]> {
+  const report = await h.api("GET", `/v1/batches/${batchId}/results?format=jsonl`, { token });
+  return report.text
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l).idempotencyKey as string);
+}
+
+/** How many requests reached the sandbox under each of `keys`. */
+async function sentWith(keys: readonly string[]): Promise<number[]> {
+  const { requests } = (await h.sb.control("GET", "/requests")).body.data;
+  return keys.map(
+    (key) => requests.filter((r: { idempotencyKey?: string }) => r.idempotencyKey === key).length,
+  );
+}
+
+/** The stream's entries about one batch: its events, and its jobs' results. */
+async function streamOf(batchId: string) {
+  const entries = await h.redis().xrange(resultsStreamKey(h.config().redisPrefix), "-", "+");
+  const events = entries
+    .map(([, fields]) =>
+      EventEnvelope.parse(JSON.parse(fields[fields.indexOf("event") + 1] as string)),
+    )
+    .filter((e) => e.data.batchId === batchId);
+  return {
+    batchEvents: events.filter((e) => e.type.startsWith("batch.")).map((e) => e.type),
+    results: events.filter((e) => e.type.startsWith("job.")).map((e) => JobResult.parse(e.data)),
+    all: events,
+  };
+}
+
+const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe("maker-checker approval", () => {
+  it("a batch over the threshold sends nothing until another token approves it", async () => {
+    const csv = bankCsv("appr", 12);
+    const submitted = await submit(ALPHA_TOKEN, "payroll-approve", csv);
+    expect(submitted.status).toBe(202);
+    const waiting = await status(CHECKER_TOKEN, "payroll-approve");
+    expect(waiting.body).toMatchObject({
+      state: "awaiting_approval",
+      submittedBy: "alpha-ops",
+      approval: { state: "pending" },
+      rows: 12,
+      totals: { NGN: { requested: { rows: 12, amount: "1278" }, pending: { rows: 12 } } },
+    });
+    const keys = await keysOf(ALPHA_TOKEN, "payroll-approve");
+    await pause(1_000);
+    expect(await sentWith(keys)).toEqual(keys.map(() => 0));
+
+    const own = await h.api("POST", "/v1/batches/payroll-approve/approve", { token: ALPHA_TOKEN });
+    expect(own.status).toBe(403);
+    expect(own.body.error.code).toBe("own_batch");
+    expect(await sentWith(keys)).toEqual(keys.map(() => 0));
+
+    const approved = await h.api("POST", "/v1/batches/payroll-approve/approve", {
+      token: CHECKER_TOKEN,
+    });
+    expect(approved.status).toBe(200);
+    expect(approved.body).toMatchObject({
+      jobs: 12,
+      status: { approval: { state: "approved", decidedBy: "alpha-checker" } },
+    });
+    const done = await finished(ALPHA_TOKEN, "payroll-approve");
+    expect(done.body).toMatchObject({ state: "completed", counts: { succeeded: 12 } });
+    expect(await sentWith(keys)).toEqual(keys.map(() => 1));
+
+    const again = await h.api("POST", "/v1/batches/payroll-approve/approve", {
+      token: CHECKER_TOKEN,
+    });
+    expect(again.status).toBe(409);
+    expect(again.body.error.code).toBe("not_awaiting_approval");
+    const stream = await streamOf("payroll-approve");
+    expect(stream.batchEvents).toEqual([
+      "batch.awaiting_approval",
+      "batch.approved",
+      "batch.started",
+      "batch.completed",
+    ]);
+    expect(stream.results).toHaveLength(12);
+    const approvedEvent = stream.all.find((e) => e.type === "batch.approved");
+    expect(approvedEvent?.data).toMatchObject({ approvedBy: "alpha-checker", state: "queued" });
+  });
+
+  it("a batch under the threshold runs at once", async () => {
+    const submitted = await submit(ALPHA_TOKEN, "payroll-small", bankCsv("small", 3));
+    expect(submitted.status).toBe(202);
+    const done = await finished(ALPHA_TOKEN, "payroll-small");
+    expect(done.body.state).toBe("completed");
+    expect(done.body.approval).toBeUndefined();
+    expect((await streamOf("payroll-small")).batchEvents).toEqual([
+      "batch.started",
+      "batch.completed",
+    ]);
+  });
+
+  it("rejection cancels every row with one result each, and sends nothing", async () => {
+    const submitted = await submit(ALPHA_TOKEN, "payroll-reject", bankCsv("rej", 15));
+    expect(submitted.status).toBe(202);
+    const keys = await keysOf(ALPHA_TOKEN, "payroll-reject");
+    const rejected = await h.api("POST", "/v1/batches/payroll-reject/reject", {
+      token: CHECKER_TOKEN,
+    });
+    expect(rejected.status).toBe(200);
+    expect(rejected.body).toMatchObject({ jobs: 15 });
+    const done = await finished(ALPHA_TOKEN, "payroll-reject");
+    expect(done.body).toMatchObject({
+      state: "cancelled",
+      cancelReason: "rejected",
+      counts: { cancelled: 15 },
+      approval: { state: "rejected", decidedBy: "alpha-checker" },
+    });
+    const stream = await streamOf("payroll-reject");
+    expect(stream.batchEvents).toEqual(["batch.awaiting_approval", "batch.rejected"]);
+    expect(stream.results).toHaveLength(15);
+    expect(new Set(stream.results.map((r) => r.jobId)).size).toBe(15);
+    for (const r of stream.results)
+      expect(r).toMatchObject({ result: "cancelled", code: "batch_rejected" });
+    await pause(500);
+    expect(await sentWith(keys)).toEqual(keys.map(() => 0));
+  });
+
+  it("an approval not given in time cancels the batch; nothing is sent", async () => {
+    const submitted = await submit(BETA_TOKEN, "payroll-expire", bankCsv("exp", 4));
+    expect(submitted.status).toBe(202);
+    expect((await status(BETA_TOKEN, "payroll-expire")).body.approval.expiresAt).toBeDefined();
+    const keys = await keysOf(BETA_TOKEN, "payroll-expire");
+    const done = await finished(BETA_TOKEN, "payroll-expire");
+    expect(done.body).toMatchObject({
+      state: "cancelled",
+      cancelReason: "approval_expired",
+      counts: { cancelled: 4 },
+      approval: { state: "expired" },
+    });
+    const late = await h.api("POST", "/v1/batches/payroll-expire/approve", {
+      token: BETA_CHECKER_TOKEN,
+    });
+    expect(late.status).toBe(409);
+    const stream = await streamOf("payroll-expire");
+    expect(stream.batchEvents).toEqual(["batch.awaiting_approval", "batch.cancelled"]);
+    for (const r of stream.results)
+      expect(r).toMatchObject({ result: "cancelled", code: "approval_expired" });
+    expect(await sentWith(keys)).toEqual(keys.map(() => 0));
+  });
+});
+
+describe("scheduled batches", () => {
+  it("a batch with notBefore sends nothing before it, then runs", async () => {
+    const notBefore = new Date(Date.now() + 2_500).toISOString();
+    const submitted = await submit(
+      ALPHA_TOKEN,
+      "payroll-later",
+      bankCsv("later", 4),
+      `&notBefore=${encodeURIComponent(notBefore)}`,
+    );
+    expect(submitted.status).toBe(202);
+    expect((await status(ALPHA_TOKEN, "payroll-later")).body).toMatchObject({
+      state: "scheduled",
+      notBefore,
+    });
+    const keys = await keysOf(ALPHA_TOKEN, "payroll-later");
+    await pause(1_500);
+    expect(await sentWith(keys)).toEqual(keys.map(() => 0));
+    const done = await finished(ALPHA_TOKEN, "payroll-later");
+    expect(done.body).toMatchObject({ state: "completed", counts: { succeeded: 4 } });
+    expect(Date.parse(done.body.startedAt)).toBeGreaterThanOrEqual(Date.parse(notBefore));
+    expect(await sentWith(keys)).toEqual(keys.map(() => 1));
+  });
+
+  it("cancelled before its time, it sends nothing", async () => {
+    const notBefore = new Date(Date.now() + 2_000).toISOString();
+    await submit(
+      ALPHA_TOKEN,
+      "payroll-never",
+      bankCsv("never", 4),
+      `&notBefore=${encodeURIComponent(notBefore)}`,
+    );
+    const keys = await keysOf(ALPHA_TOKEN, "payroll-never");
+    const cancelled = await h.api("POST", "/v1/batches/payroll-never/cancel", {
+      token: ALPHA_TOKEN,
+    });
+    expect(cancelled.status).toBe(200);
+    expect(cancelled.body).toMatchObject({ cancelled: 4 });
+    await pause(Date.parse(notBefore) - Date.now() + 1_000);
+    expect(await sentWith(keys)).toEqual(keys.map(() => 0));
+    expect((await streamOf("payroll-never")).batchEvents).toEqual(["batch.cancelled"]);
+  });
+
+  it("refuses a notBefore that is not a time, naming the field", async () => {
+    const bad = await submit(
+      ALPHA_TOKEN,
+      "payroll-bad-time",
+      bankCsv("badtime", 1),
+      "&notBefore=tomorrow",
+    );
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.details[0].field).toBe("query.notBefore");
+    const far = new Date(Date.now() + 400 * 86_400_000).toISOString();
+    const tooFar = await submit(ALPHA_TOKEN, "payroll-far", bankCsv("far", 1), `&notBefore=${far}`);
+    expect(tooFar.status).toBe(400);
+    expect(tooFar.body.error.details[0]).toEqual({
+      field: "notBefore",
+      rule: "at most 366 days ahead",
+    });
+  });
+});
+
+describe("per-currency totals", () => {
+  it("equal the sums of the rows' results, with mixed currencies and failures", async () => {
+    const rows: Record<string, string>[] = [
+      { amount: "100.50", currency: "NGN" },
+      { amount: "200.25", currency: "NGN" },
+      { amount: "666.66", currency: "NGN" },
+      { amount: "300", currency: "KES" },
+      { amount: "12.05", currency: "KES", accountNumber: "0000000001" },
+      { amount: "50.5", currency: "GHS" },
+    ];
+    const csv = bankCsv("totals", rows.length, (n, cells) => Object.assign(cells, rows[n - 1]));
+    expect((await submit(ALPHA_TOKEN, "payroll-totals", csv)).status).toBe(202);
+    const done = await finished(ALPHA_TOKEN, "payroll-totals");
+    const report = await h.api("GET", "/v1/batches/payroll-totals/results?format=jsonl", {
+      token: ALPHA_TOKEN,
+    });
+    const lines = report.text
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    // Sums in hundredths, from the report's own lines.
+    const expected: Record<string, Record<string, { rows: number; cents: number }>> = {};
+    for (const line of lines) {
+      const bucket = line.result === "rejected" ? "failed" : line.result;
+      for (const b of ["requested", bucket]) {
+        const byCurrency = (expected[line.currency] ??= {});
+        const entry = (byCurrency[b] ??= { rows: 0, cents: 0 });
+        entry.rows += 1;
+        entry.cents += Math.round(Number(line.amount) * 100);
+      }
+    }
+    expect(Object.keys(done.body.totals).sort()).toEqual(["GHS", "KES", "NGN"]);
+    expect(done.body.counts).toMatchObject({ succeeded: 4, failed: 2 });
+    for (const [currency, buckets] of Object.entries(done.body.totals) as [
+      string,
+      Record<string, { rows: number; amount: string }>,
+    ][]) {
+      for (const [bucket, total] of Object.entries(buckets)) {
+        const want = expected[currency]?.[bucket] ?? { rows: 0, cents: 0 };
+        expect({
+          currency,
+          bucket,
+          rows: total.rows,
+          cents: Math.round(Number(total.amount) * 100),
+        }).toEqual({
+          currency,
+          bucket,
+          rows: want.rows,
+          cents: want.cents,
+        });
+      }
+    }
+    expect(done.body.totals.NGN.failed).toEqual({ rows: 1, amount: "666.66" });
+    expect(done.body.totals.KES.pending).toEqual({ rows: 0, amount: "0.00" });
+    const completed = (await streamOf("payroll-totals")).all.find(
+      (e) => e.type === "batch.completed_with_failures",
+    );
+    expect(completed?.data.totals).toEqual(done.body.totals);
+  });
+});
