@@ -1,5 +1,7 @@
+import { readFile } from "node:fs/promises";
 import { Command, Option } from "commander";
-import { BatchAmbiguousError } from "../batches/batch-errors.js";
+import { z } from "zod";
+import { BatchAmbiguousError, BatchDecisionError } from "../batches/batch-errors.js";
 import { BATCH_KIND_NAMES, type BatchKind } from "../batches/batch-kinds.js";
 import { batchTemplate } from "../batches/batch-template.js";
 import { renderReport } from "../batches/report-format.js";
@@ -20,6 +22,7 @@ interface SubmitFlags {
   readonly wait: boolean;
   readonly json: boolean;
   readonly batchId?: string;
+  readonly notBefore?: string;
 }
 
 /** `--kind`: mandatory, one of the batch kinds (commander refuses others, listing them). */
@@ -63,6 +66,8 @@ export function batchCommand(): Command {
   addStatus(batch);
   addResults(batch);
   addCancel(batch);
+  addDecision(batch, "approve");
+  addDecision(batch, "reject");
   return batch;
 }
 
@@ -106,6 +111,10 @@ function addSubmit(batch: Command): void {
       false,
     )
     .option("--batch-id <id>", "the batch's id (default: derived from account, kind and content)")
+    .option(
+      "--not-before <time>",
+      "send nothing before this ISO 8601 time with its offset, such as 2026-12-01T09:00:00Z",
+    )
     .action(
       runAction(async (file: string, flags: SubmitFlags) =>
         withOperator(async (op) => {
@@ -121,6 +130,8 @@ function addSubmit(batch: Command): void {
             dryRun: flags.dryRun,
             allowPartial: flags.allowPartial,
             ...(flags.batchId !== undefined && { batchId: flags.batchId }),
+            ...(flags.notBefore !== undefined && { notBefore: notBeforeOf(flags.notBefore) }),
+            submittedBy: CLI_SUBMITTER,
           });
           const final =
             flags.wait && !report.dryRun
@@ -212,4 +223,74 @@ function addCancel(batch: Command): void {
         return EXIT.ok;
       }),
     );
+}
+
+/** Who a batch submitted from the command line was submitted by; any approver differs. */
+const CLI_SUBMITTER = "cli";
+
+function notBeforeOf(text: string): Date {
+  if (!z.iso.datetime({ offset: true }).safeParse(text).success)
+    throw new CliError(
+      `--not-before: must be an ISO 8601 time with its offset, such as 2026-12-01T09:00:00Z`,
+    );
+  return new Date(text);
+}
+
+/**
+ * `moneyq batch approve|reject <batch-id> --token-file <file>`: the approver is the API token in
+ * the file, checked as the API checks it (a configured token of the batch's account, holding
+ * `approve`, other than the one that submitted the batch).
+ */
+function addDecision(batch: Command, decision: "approve" | "reject"): void {
+  batchIdCommand(
+    batch,
+    decision,
+    decision === "approve"
+      ? "approve a batch awaiting approval: its jobs are released"
+      : "reject a batch awaiting approval: every job ends `cancelled` (batch_rejected)",
+  )
+    .requiredOption(
+      "--token-file <file>",
+      "a file holding the approver's API token (one of MONEYQ_API_TOKENS; - reads stdin)",
+    )
+    .option("--json", "print the outcome as JSON", false)
+    .action(
+      onBatch<{ tokenFile: string; json: boolean; account?: string }>(
+        async (op, account, batchId, flags) => {
+          const approver = await approverOf(op, flags.tokenFile, account);
+          try {
+            const report =
+              decision === "approve"
+                ? await op.batches.approve(account, batchId, approver)
+                : await op.batches.reject(account, batchId, approver);
+            process.stdout.write(
+              flags.json
+                ? `${JSON.stringify(report)}\n`
+                : `batch ${batchId} ${decision === "approve" ? "approved" : "rejected"} by ${approver}: ${report.jobs} jobs ${decision === "approve" ? "released" : "cancelled"}\n${formatStatus(report.status)}\n`,
+            );
+            return EXIT.ok;
+          } catch (error) {
+            if (error instanceof BatchDecisionError) throw new CliError(error.message);
+            throw error;
+          }
+        },
+      ),
+    );
+}
+
+/** The name of the token in `file`, if it is configured for `account` and may approve. */
+async function approverOf(op: Operator, file: string, account: string): Promise<string> {
+  const text = (file === "-" ? await readStdin() : await readFile(file, "utf8")).trim();
+  const token = op.config.api.tokens.find((t) => t.token === text);
+  if (token === undefined)
+    throw new CliError("--token-file: the file holds no token configured in MONEYQ_API_TOKENS");
+  if (!token.accounts.includes(account))
+    throw new CliError(`--token-file: token ${token.name} may not use account "${account}"`);
+  return token.name;
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
 }

@@ -1,4 +1,5 @@
 import type { RowIssue } from "../batches/batch-errors.js";
+import { type BatchTotals, TOTAL_BUCKETS } from "../batches/batch-totals.js";
 import type { BatchStatus, SubmitReport } from "../batches/batches.js";
 import { RESULT_KINDS } from "../results/job-result.js";
 
@@ -40,7 +41,38 @@ export function formatStatus(status: BatchStatus): string {
     ...RESULT_KINDS.map((k): [string, number] => [k, status.counts[k]]),
     ["progress", `${Math.round(status.progress * 100)}%`],
     ["duration", `${(status.durationMs / 1000).toFixed(1)} s`],
+    ...(status.notBefore !== undefined
+      ? [["not before", status.notBefore] as [string, string]]
+      : []),
+    ...(status.approval !== undefined
+      ? [["approval", approvalText(status.approval)] as [string, string]]
+      : []),
   ];
   const width = Math.max(...rows.map(([k]) => k.length));
-  return rows.map(([k, v]) => `  ${k.padEnd(width)}  ${v}`).join("\n");
+  const table = rows.map(([k, v]) => `  ${k.padEnd(width)}  ${v}`).join("\n");
+  return Object.keys(status.totals).length === 0
+    ? table
+    : `${table}\n${totalsTable(status.totals)}`;
+}
+
+function approvalText(approval: NonNullable<BatchStatus["approval"]>): string {
+  const by = approval.decidedBy === undefined ? "" : ` by ${approval.decidedBy}`;
+  const until =
+    approval.state === "pending" && approval.expiresAt ? ` until ${approval.expiresAt}` : "";
+  return `${approval.state}${by}${until}`;
+}
+
+/** Per currency, rows and amount of each total, as a table under the status. */
+function totalsTable(totals: BatchTotals): string {
+  const header = ["currency", ...TOTAL_BUCKETS];
+  const lines = Object.entries(totals).map(([currency, t]) => [
+    currency,
+    ...TOTAL_BUCKETS.map((b) => `${t[b].rows} / ${t[b].amount}`),
+  ]);
+  const widths = header.map((h, i) =>
+    Math.max(h.length, ...lines.map((l) => (l[i] as string).length)),
+  );
+  return [header, ...lines]
+    .map((cells) => `  ${cells.map((c, i) => c.padEnd(widths[i] as number)).join("  ")}`.trimEnd())
+    .join("\n");
 }
