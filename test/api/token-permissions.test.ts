@@ -101,4 +101,21 @@ describe("token permissions", () => {
     expect(batch.statusCode).toBe(403);
     expect(batch.json().error.message).toContain('lacks the "submit" permission');
   });
+
+  it("are stated by the OpenAPI document for each authenticated operation", async () => {
+    const doc = (await router.app.inject({ method: "GET", url: "/openapi.json" })).json();
+    for (const route of router.routes) {
+      const operation =
+        doc.paths[route.url.replace(/:([A-Za-z]+)/g, "{$1}")][route.method.toLowerCase()];
+      if (!route.auth) {
+        expect(operation["x-moneyq-permission"], route.url).toBeUndefined();
+        continue;
+      }
+      expect(operation["x-moneyq-permission"], route.url).toBe(route.permission);
+      expect(operation.description).toBe(
+        `Needs a token with the \`${route.permission}\` permission.`,
+      );
+      expect(operation.responses["403"].description).toContain(`\`${route.permission}\``);
+    }
+  });
 });
