@@ -1,7 +1,9 @@
+import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ApiRouter, AuthRouteSpec } from "../../src/api/api-app.js";
 import { PERMISSIONS, type Permission } from "../../src/config.js";
-import { useService } from "../helpers/service.js";
+import { createLogger } from "../../src/logger.js";
+import { until, useService } from "../helpers/service.js";
 import { serviceApi } from "../helpers/service-api.js";
 
 const tokenOf = (holds: "all-but" | "only", permission: Permission) =>
@@ -100,6 +102,40 @@ describe("token permissions", () => {
     });
     expect(batch.statusCode).toBe(403);
     expect(batch.json().error.message).toContain('lacks the "submit" permission');
+  });
+
+  it("audit a refused mutating call under the token's name", async () => {
+    const lines: Record<string, unknown>[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        for (const text of chunk.toString("utf8").split("\n"))
+          if (text.trim() !== "") lines.push(JSON.parse(text));
+        done();
+      },
+    });
+    const logged = serviceApi(h, { logger: createLogger("info", sink) });
+    try {
+      const refused = await logged.router.app.inject({
+        method: "POST",
+        url: "/v1/accounts/alpha/pause",
+        headers: { authorization: `Bearer ${tokenOf("only", "read")}` },
+      });
+      expect(refused.statusCode).toBe(403);
+      // onResponse writes the line once the answer is out: a moment after inject has it.
+      const line = await until(
+        async () => lines.find((l) => l.audit === "account_pause"),
+        (found) => found !== undefined,
+        5_000,
+      );
+      expect(line).toMatchObject({
+        token: "only-read",
+        route: "POST /v1/accounts/:alias/pause",
+        status: 403,
+      });
+      expect(JSON.stringify(lines)).not.toContain(tokenOf("only", "read"));
+    } finally {
+      await logged.close();
+    }
   });
 
   it("are stated by the OpenAPI document for each authenticated operation", async () => {
