@@ -77,13 +77,23 @@ export interface ApiConfig {
   readonly tokens: readonly ApiToken[];
 }
 
-/** A bearer token of the HTTP API and the accounts it may use. */
+/**
+ * What a token may do on its accounts: enqueue jobs and submit batches; approve or reject
+ * work awaiting approval; operate (cancel, replay, pause and resume, webhook redelivery and
+ * resume); read (every GET under /v1). Split so that who submits is not who approves.
+ */
+export const PERMISSIONS = Object.freeze(["submit", "approve", "operate", "read"] as const);
+export type Permission = (typeof PERMISSIONS)[number];
+
+/** A bearer token of the HTTP API, the accounts it may use and what it may do on them. */
 export interface ApiToken {
   /** Names the token in logs; never the token itself. */
   readonly name: string;
   /** Non-enumerable, like API keys. */
   readonly token: string;
   readonly accounts: readonly string[];
+  /** Every permission when the entry names none, so tokens configured before them keep working. */
+  readonly permissions: readonly Permission[];
 }
 
 export interface PipelineConfig {
@@ -632,12 +642,35 @@ function readApprovals(
   return out;
 }
 
+/**
+ * A token's `permissions`: a non-empty list of distinct PERMISSIONS. A word that is not one
+ * is named by its place, not its value, in case a token was pasted there by mistake.
+ */
+function permissionRules(words: unknown[], ctx: z.RefinementCtx): void {
+  const rule = (message: string) => ctx.addIssue({ code: "custom", message });
+  if (words.length === 0) rule("must list at least one permission (leave it out for all four)");
+  words.forEach((word, i) => {
+    if (!(PERMISSIONS as readonly unknown[]).includes(word))
+      rule(
+        `the value at [${i}] is not a permission: each must be one of ${PERMISSIONS.join(", ")}`,
+      );
+  });
+  for (const permission of PERMISSIONS)
+    if (words.filter((w) => w === permission).length > 1)
+      rule(`lists "${permission}" more than once`);
+}
+
 const TokenEntry = z
   .strictObject({
     name: alias,
     token: matching(/^\S{16,512}$/, "must be 16 to 512 characters without spaces").optional(),
     tokenEnv: matching(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be a variable name").optional(),
     accounts: z.array(z.string()).min(1),
+    permissions: z
+      .array(z.unknown())
+      .superRefine(permissionRules)
+      .transform((words) => PERMISSIONS.filter((p) => words.includes(p)))
+      .optional(),
   })
   .refine((t) => (t.token === undefined) !== (t.tokenEnv === undefined), {
     message: "give exactly one of token or tokenEnv",
@@ -707,9 +740,13 @@ function readTokens(
         variable: `${variable}[${index}].name`,
         rule: `name "${entry.name}" is used twice`,
       });
-    const token = { name: entry.name, accounts: Object.freeze([...entry.accounts]) } as ApiToken;
+    const token: Omit<ApiToken, "token"> = {
+      name: entry.name,
+      accounts: Object.freeze([...entry.accounts]),
+      permissions: entry.permissions ? Object.freeze(entry.permissions) : PERMISSIONS,
+    };
     Object.defineProperty(token, "token", { value: secret, enumerable: false });
-    out.push(Object.freeze(token));
+    out.push(Object.freeze(token as ApiToken));
   });
   return out;
 }

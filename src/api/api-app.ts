@@ -2,10 +2,11 @@ import type { Readable } from "node:stream";
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import { z } from "zod";
 import { BatchNotFoundError } from "../batches/batch-errors.js";
+import type { Permission } from "../config.js";
 import { validate } from "../contract/field-issues.js";
 import type { ApiDeps } from "./api-deps.js";
 import { ApiError, invalidRequest } from "./api-error.js";
-import { authenticate, type Caller } from "./auth.js";
+import { authenticate, type Caller, requirePermission } from "./auth.js";
 import {
   type AuditFields,
   acceptedTypes,
@@ -21,14 +22,11 @@ import {
 
 export type Method = "GET" | "POST";
 
-/** A route as the OpenAPI document and the 405 handling see it. */
-export interface RouteSpec {
+interface RouteParts {
   readonly method: Method;
   /** Fastify's form: `/v1/batches/:batchId`. */
   readonly url: string;
   readonly summary: string;
-  /** False for health, readiness, metrics and the OpenAPI document. */
-  readonly auth: boolean;
   readonly params?: z.ZodType;
   readonly query?: z.ZodType;
   readonly body?: z.ZodType;
@@ -39,6 +37,18 @@ export interface RouteSpec {
   /** A mutating route: each call writes one audit line naming this action. */
   readonly audit?: string;
 }
+
+/** A route that needs a bearer token, and the permission its token must hold. */
+export interface AuthRouteSpec extends RouteParts {
+  readonly auth: true;
+  readonly permission: Permission;
+}
+
+/**
+ * A route as the OpenAPI document and the 405 handling see it. Only health, readiness,
+ * metrics and the OpenAPI document go without a token (and so without a permission).
+ */
+export type RouteSpec = AuthRouteSpec | (RouteParts & { readonly auth: false });
 
 export interface Handled<P, Q, B> {
   readonly caller: Caller;
@@ -67,7 +77,7 @@ const MAX_PARAM_LENGTH = 2048;
 /** An API route without query parameters refuses any it is sent, as it would unknown fields. */
 const NO_QUERY = z.strictObject({});
 
-const NOBODY: Caller = Object.freeze({ name: "", accounts: [] });
+const NOBODY: Caller = Object.freeze({ name: "", accounts: [], permissions: [] });
 
 function parsePart<T>(schema: z.ZodType | undefined, value: unknown, where: string): T {
   if (!schema) return undefined as T;
@@ -130,12 +140,17 @@ export function createApiRouter(deps: ApiDeps): ApiRouter {
   };
 }
 
-/** The token is checked before the body is read: a refused request costs no upload. */
+/**
+ * The token and its permission are checked before the body is read: a refused request costs
+ * no upload. The caller is known before the permission check, so a 403's audit line names it.
+ */
 function authenticateFirst(spec: RouteSpec, deps: ApiDeps) {
   return async (request: FastifyRequest, reply: FastifyReply) => {
     if (!spec.auth) return;
     try {
-      setCaller(request, authenticate(request.headers.authorization, deps.tokens));
+      const caller = authenticate(request.headers.authorization, deps.tokens);
+      setCaller(request, caller);
+      requirePermission(caller, spec.permission, `${spec.method} ${spec.url}`);
     } catch (error) {
       reply.header("connection", "close");
       throw error;

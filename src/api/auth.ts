@@ -1,11 +1,12 @@
 import { createHash, timingSafeEqual } from "node:crypto";
-import { type ApiToken, namedOrOnlyAccount } from "../config.js";
+import { type ApiToken, namedOrOnlyAccount, type Permission } from "../config.js";
 import { ApiError } from "./api-error.js";
 
-/** Who made a request: the token's name and the accounts it may use. */
+/** Who made a request: the token's name, the accounts it may use and what it may do. */
 export interface Caller {
   readonly name: string;
   readonly accounts: readonly string[];
+  readonly permissions: readonly Permission[];
 }
 
 const digest = (value: string) => createHash("sha256").update(value).digest();
@@ -27,7 +28,7 @@ export function authenticate(header: string | undefined, tokens: readonly ApiTok
   let found: ApiToken | undefined;
   for (const token of tokens) if (timingSafeEqual(given, digest(token.token))) found ??= token;
   if (!found) throw new ApiError(401, "unauthenticated", "unknown bearer token");
-  return { name: found.name, accounts: found.accounts };
+  return { name: found.name, accounts: found.accounts, permissions: found.permissions };
 }
 
 /**
@@ -42,4 +43,15 @@ export function accountOf(caller: Caller, named: string | undefined): string {
       details: [{ field: "account", rule: "required (this token holds several accounts)" }],
     });
   throw new ApiError(403, "forbidden", `this token may not use account "${named}"`);
+}
+
+/** Refuses a caller whose token lacks `permission`; `route` names what needed it. */
+export function requirePermission(caller: Caller, permission: Permission, route: string): void {
+  if (caller.permissions.includes(permission)) return;
+  throw new ApiError(
+    403,
+    "forbidden",
+    `this token lacks the "${permission}" permission (${route} needs it)`,
+    { details: [{ field: "authorization", rule: `token needs the ${permission} permission` }] },
+  );
 }

@@ -17,7 +17,7 @@ import { KEY_REUSED } from "../batches/key-reuse.js";
 import { renderReport } from "../batches/report-format.js";
 import { validate } from "../contract/field-issues.js";
 import { IdempotencyKeyReusedError } from "../queues/enqueue-error.js";
-import type { ApiRouter, Handled, RouteSpec } from "./api-app.js";
+import type { ApiRouter, AuthRouteSpec, Handled } from "./api-app.js";
 import { ApiError, invalidRequest, notFound } from "./api-error.js";
 import { accountOf, type Caller } from "./auth.js";
 import {
@@ -85,6 +85,7 @@ function registerSubmit(router: ApiRouter): void {
       summary:
         "Submit a batch: a JSON body, or a text/csv upload with the options as query parameters",
       auth: true,
+      permission: "submit",
       body: SubmitBatchBody,
       bodyTypes: ["text/csv"],
       audit: "batch_submit",
@@ -184,6 +185,7 @@ function registerDecision(router: ApiRouter, decision: "approve" | "reject"): vo
           ? "Approve a batch awaiting approval (not by the token that submitted it): its jobs are released"
           : "Reject a batch awaiting approval: it is cancelled, every job ends `cancelled` (batch_rejected)",
       audit: `batch_${decision}`,
+      permission: "approve",
     },
     async ({ params, caller, audit }, account) => {
       try {
@@ -204,7 +206,10 @@ function registerDecision(router: ApiRouter, decision: "approve" | "reject"): vo
 }
 
 /** The declaration of a route on one batch, `/v1/batches/:batchId...`; the query names its account. */
-type BatchRouteSpec = Pick<RouteSpec, "method" | "url" | "summary" | "query" | "audit">;
+type BatchRouteSpec = Pick<
+  AuthRouteSpec,
+  "method" | "url" | "summary" | "permission" | "query" | "audit"
+>;
 
 /**
  * A route on one batch of the caller's: the handler gets the batch's account (`ownBatch`). A
@@ -222,6 +227,7 @@ function addBatchRoute<Q extends { account?: string }>(
       url: spec.url,
       summary: spec.summary,
       auth: true,
+      permission: spec.permission,
       params: BatchParams,
       query: spec.query ?? AccountQuery,
       ...(spec.audit !== undefined && { audit: spec.audit }),
@@ -241,6 +247,7 @@ function registerStatus(router: ApiRouter): void {
       method: "GET",
       url: "/v1/batches/:batchId",
       summary: "A batch's state, counts per result, progress and timings",
+      permission: "read",
     },
     async ({ params }, account) => router.deps.batches.status(account, params.batchId),
   );
@@ -253,6 +260,7 @@ function registerResults(router: ApiRouter): void {
       method: "GET",
       url: "/v1/batches/:batchId/results",
       summary: "The batch's results report, one line per row, streamed (CSV or JSON lines)",
+      permission: "read",
       query: ResultsQuery,
     },
     async ({ params, query, request, reply }, account) => {
@@ -276,6 +284,7 @@ function registerCancel(router: ApiRouter): void {
       method: "POST",
       url: "/v1/batches/:batchId/cancel",
       summary: "Cancel a batch: its jobs not yet sent are removed and end `cancelled`",
+      permission: "operate",
       audit: "batch_cancel",
     },
     async ({ params, audit }, account) => {

@@ -23,6 +23,7 @@ export function registerJobRoutes(router: ApiRouter): void {
       summary:
         "Enqueue one job; the same work (same key) enqueued twice is one job. 202 with its job id",
       auth: true,
+      permission: "submit",
       body: SubmitJobBody,
       headers: z.object({ [KEY_HEADER]: IdempotencyKey.optional() }),
       audit: "enqueue",
@@ -92,6 +93,7 @@ export function registerJobRoutes(router: ApiRouter): void {
       url: "/v1/jobs/:jobId",
       summary: "A job's state in its queue and its terminal result, if it has one",
       auth: true,
+      permission: "read",
       params: JobParams,
     },
     async ({ caller, params }) => statusOf(caller, params.jobId),

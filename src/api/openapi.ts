@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { Permission } from "../config.js";
 import type { RouteSpec } from "./api-app.js";
 
 const jsonSchema = (schema: z.ZodType) =>
@@ -34,6 +35,12 @@ const ERROR_RESPONSE = {
   },
 };
 
+/** The 403 of an authenticated route: its token lacks the permission, or an account. */
+const forbidden = (permission: Permission) => ({
+  ...ERROR_RESPONSE,
+  description: `forbidden: the token lacks the \`${permission}\` permission, or may not act on the accounts involved`,
+});
+
 function parameters(spec: RouteSpec): unknown[] {
   const out: unknown[] = [];
   for (const [where, schema] of [
@@ -68,12 +75,17 @@ export function openApiDocument(routes: readonly RouteSpec[], version: string) {
     paths[path] ??= {};
     (paths[path] as Record<string, unknown>)[spec.method.toLowerCase()] = {
       summary: spec.summary,
-      ...(spec.auth && { security: [{ bearer: [] }] }),
+      ...(spec.auth && {
+        description: `Needs a token with the \`${spec.permission}\` permission.`,
+        security: [{ bearer: [] }],
+        "x-moneyq-permission": spec.permission,
+      }),
       parameters: parameters(spec),
       ...(Object.keys(content).length > 0 && { requestBody: { content } }),
       responses: {
         "200": { description: "Success" },
         ...(spec.method === "POST" && { "202": { description: "Accepted: enqueued" } }),
+        ...(spec.auth && { "403": forbidden(spec.permission) }),
         default: ERROR_RESPONSE,
       },
     };

@@ -34,6 +34,7 @@ export function registerOperatorRoutes(router: ApiRouter): void {
       url: "/v1/dead-letters/:jobId/replay",
       summary: "Run a dead letter again, with the same data and the same idempotency key",
       auth: true,
+      permission: "operate",
       params: JobParams,
       query: AccountQuery,
       audit: "dead_letter_replay",
@@ -61,6 +62,7 @@ export function registerOperatorRoutes(router: ApiRouter): void {
       url: "/v1/accounts",
       summary: "The caller's accounts and which are paused",
       auth: true,
+      permission: "read",
     },
     async ({ caller }) => {
       const paused = new Map((await pauses.list()).map((p) => [p.account, p]));
@@ -80,6 +82,7 @@ export function registerOperatorRoutes(router: ApiRouter): void {
       url: "/v1/accounts/:alias/pause",
       summary: "Pause an account: no worker of any process takes its jobs until it is resumed",
       auth: true,
+      permission: "operate",
       params: AccountParams,
       body: PauseBody,
       audit: "account_pause",
@@ -98,6 +101,7 @@ export function registerOperatorRoutes(router: ApiRouter): void {
       url: "/v1/accounts/:alias/resume",
       summary: "Resume an account paused by an operator or by an authentication failure",
       auth: true,
+      permission: "operate",
       params: AccountParams,
       audit: "account_resume",
     },

@@ -1,5 +1,5 @@
 import { listenApp } from "../listen-url.js";
-import { createApiRouter } from "./api-app.js";
+import { type ApiRouter, createApiRouter } from "./api-app.js";
 import type { ApiDeps } from "./api-deps.js";
 import { registerBatchRoutes } from "./batch-routes.js";
 import { registerJobRoutes } from "./job-routes.js";
@@ -14,8 +14,11 @@ export interface RunningApi {
   close(): Promise<void>;
 }
 
-/** Builds the API's Fastify app (not listening): every route, one error shape. */
-export function buildApi(deps: ApiDeps) {
+/**
+ * Builds the API (not listening): every route, one error shape. Its `app` is the Fastify app;
+ * its `routes`, the route table.
+ */
+export function buildApi(deps: ApiDeps): ApiRouter {
   const router = createApiRouter(deps);
   let closing = false;
   router.app.addHook("onClose", async () => {
@@ -26,7 +29,7 @@ export function buildApi(deps: ApiDeps) {
   registerBatchRoutes(router);
   registerOperatorRoutes(router);
   registerWebhookRoutes(router);
-  return router.app;
+  return router;
 }
 
 /** Starts the API on `host:port` (port 0: a free one). */
@@ -34,5 +37,5 @@ export async function startApi(
   deps: ApiDeps,
   listen: { host: string; port: number },
 ): Promise<RunningApi> {
-  return listenApp(buildApi(deps), listen);
+  return listenApp(buildApi(deps).app, listen);
 }

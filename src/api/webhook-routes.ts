@@ -18,6 +18,7 @@ export function registerWebhookRoutes(router: ApiRouter): void {
       summary:
         "Whether webhook deliveries are stopped (the receiver answered 410 Gone), and since when",
       auth: true,
+      permission: "read",
     },
     async () => {
       const stop = await webhooks.stopped();
@@ -31,6 +32,7 @@ export function registerWebhookRoutes(router: ApiRouter): void {
       url: "/v1/webhooks/failed",
       summary: "Webhook deliveries that gave up, newest first, of one of the caller's accounts",
       auth: true,
+      permission: "read",
       query: AccountListQuery,
     },
     async ({ caller, query }) => {
@@ -48,6 +50,7 @@ export function registerWebhookRoutes(router: ApiRouter): void {
       url: "/v1/webhooks/failed/:eventId/redeliver",
       summary: "Send a delivery that gave up again, with a new schedule of attempts",
       auth: true,
+      permission: "operate",
       params: WebhookEventParams,
       audit: "webhook_redeliver",
     },
@@ -76,6 +79,7 @@ export function registerWebhookRoutes(router: ApiRouter): void {
       url: "/v1/webhooks/resume",
       summary: "Resume deliveries stopped by a 410 Gone (needs a token of every account)",
       auth: true,
+      permission: "operate",
       audit: "webhook_resume",
     },
     async ({ caller, audit }) => {

@@ -11,6 +11,7 @@ import {
   type Config,
   DEFAULT_ACCOUNT_ALIAS,
   embeddedUpstream,
+  PERMISSIONS,
 } from "../config.js";
 import { createLogger, type Logger } from "../logger.js";
 import { createMetricsRegistry } from "../metrics/metrics-registry.js";
@@ -216,10 +217,15 @@ function startEmbeddedSandbox(config: Config): Promise<RunningSandbox> {
   );
 }
 
+/** The development token may do everything a configured token may: the sandbox moves no money. */
 function devToken(): ApiToken {
-  const token = { name: "dev", accounts: Object.freeze([DEFAULT_ACCOUNT_ALIAS]) } as ApiToken;
+  const token: Omit<ApiToken, "token"> = {
+    name: "dev",
+    accounts: Object.freeze([DEFAULT_ACCOUNT_ALIAS]),
+    permissions: PERMISSIONS,
+  };
   Object.defineProperty(token, "token", { value: EMBEDDED_DEV_TOKEN, enumerable: false });
-  return Object.freeze(token);
+  return Object.freeze(token as ApiToken);
 }
 
 /** Logs the first line: role, and which parts run embedded. Returns its message. */

@@ -1,14 +1,8 @@
-import { Queue } from "bullmq";
 import { describe, expect, it } from "vitest";
-import type { ApiDeps } from "../../src/api/api-deps.js";
-import { buildApi } from "../../src/api/start-api.js";
 import type { Batches } from "../../src/batches/batches.js";
-import { AccountPauses } from "../../src/queues/account-pauses.js";
-import { DeadLetters } from "../../src/queues/dead-letters.js";
-import { accountQueueName } from "../../src/queues/queue-names.js";
 import { batchKeys } from "../../src/redis/keys.js";
-import { WebhookDeliveries } from "../../src/webhooks/webhook-deliveries.js";
 import { ALPHA_TOKEN, bankCsv, useService } from "../helpers/service.js";
+import { serviceApi } from "../helpers/service-api.js";
 
 // A batch can vanish between the lookup that finds it and its use: a refused submission
 // deletes the meta it wrote. That is a 404, never a 500 or a broken results stream.
@@ -36,30 +30,10 @@ describe("a batch that vanishes after its lookup", () => {
         return typeof value === "function" ? value.bind(target) : value;
       },
     }) as Batches;
-    const queues = new Map(
-      ["alpha", "beta"].map((a) => [
-        a,
-        new Queue(accountQueueName(a), { connection: h.redis(), prefix }),
-      ]),
-    );
-    const webhooks = new WebhookDeliveries(h.redis(), prefix);
-    const app = buildApi({
-      tokens: service.tokens,
-      producer: service.producer,
-      batches: vanishing,
-      results: service.results,
-      queues,
-      pauses: new AccountPauses(h.redis(), prefix, queues),
-      deadLetters: new DeadLetters(h.redis(), prefix, service.results),
-      webhooks,
-      registry: service.registry,
-      logger: service.logger,
-      bodyLimitBytes: 1_000_000,
-      readiness: async () => ({ redis: true, workers: true, shuttingDown: false }),
-    } as ApiDeps);
+    const api = serviceApi(h, { batches: vanishing });
     try {
       for (const url of ["/v1/batches/vanishing", "/v1/batches/vanishing/results?format=jsonl"]) {
-        const answer = await app.inject({
+        const answer = await api.router.app.inject({
           method: "GET",
           url,
           headers: { authorization: `Bearer ${ALPHA_TOKEN}` },
@@ -71,9 +45,7 @@ describe("a batch that vanishes after its lookup", () => {
         });
       }
     } finally {
-      await app.close();
-      await Promise.all([...queues.values()].map((q) => q.close()));
-      await webhooks.close();
+      await api.close();
       await h.api("POST", "/v1/batches/vanishing/cancel");
     }
   });

@@ -5,6 +5,7 @@ import { JobResult } from "../../src/results/job-result.js";
 import { ALPHA_TOKEN, BETA_TOKEN, bankCsv, until, useService } from "../helpers/service.js";
 
 const CHECKER_TOKEN = "tok_alpha_checker_0123456789";
+const CLERK_TOKEN = "tok_alpha_clerk_01234567890";
 const BETA_CHECKER_TOKEN = "tok_beta_checker_01234567890";
 
 // alpha: a batch over 1,000 NGN waits for approval; beta: every batch does, for 1.5 s at most.
@@ -12,6 +13,12 @@ const h = useService({
   MONEYQ_API_TOKENS: JSON.stringify([
     { name: "alpha-ops", token: ALPHA_TOKEN, accounts: ["alpha"] },
     { name: "alpha-checker", token: CHECKER_TOKEN, accounts: ["alpha"] },
+    {
+      name: "alpha-clerk",
+      token: CLERK_TOKEN,
+      accounts: ["alpha"],
+      permissions: ["submit", "read", "operate"],
+    },
     { name: "beta-ops", token: BETA_TOKEN, accounts: ["beta"] },
     { name: "beta-checker", token: BETA_CHECKER_TOKEN, accounts: ["beta"] },
   ]),
@@ -82,6 +89,12 @@ describe("maker-checker approval", () => {
     await pause(1_000);
     expect(await sentWith(keys)).toEqual(keys.map(() => 0));
 
+    const clerk = await h.api("POST", "/v1/batches/payroll-approve/approve", {
+      token: CLERK_TOKEN,
+    });
+    expect(clerk.status).toBe(403);
+    expect(clerk.body.error.code).toBe("forbidden");
+    expect(clerk.body.error.message).toContain('"approve" permission');
     const own = await h.api("POST", "/v1/batches/payroll-approve/approve", { token: ALPHA_TOKEN });
     expect(own.status).toBe(403);
     expect(own.body.error.code).toBe("own_batch");
@@ -264,10 +277,13 @@ describe("per-currency totals", () => {
     for (const line of lines) {
       const bucket = line.result === "rejected" ? "failed" : line.result;
       for (const b of ["requested", bucket]) {
-        const byCurrency = (expected[line.currency] ??= {});
-        const entry = (byCurrency[b] ??= { rows: 0, cents: 0 });
-        entry.rows += 1;
-        entry.cents += Math.round(Number(line.amount) * 100);
+        const byCurrency = expected[line.currency] ?? {};
+        const entry = byCurrency[b] ?? { rows: 0, cents: 0 };
+        byCurrency[b] = {
+          rows: entry.rows + 1,
+          cents: entry.cents + Math.round(Number(line.amount) * 100),
+        };
+        expected[line.currency] = byCurrency;
       }
     }
     expect(Object.keys(done.body.totals).sort()).toEqual(["GHS", "KES", "NGN"]);

@@ -1,6 +1,6 @@
 import { inspect } from "node:util";
 import { describe, expect, it } from "vitest";
-import { CONFIG_DEFAULTS, ConfigError, loadConfig } from "../../src/config.js";
+import { CONFIG_DEFAULTS, ConfigError, loadConfig, PERMISSIONS } from "../../src/config.js";
 import { webhookSecretProblem } from "../../src/webhooks/webhook-secret.js";
 
 const KEY = "sk_live_CANARY_0123456789";
@@ -295,6 +295,58 @@ describe("loadConfig", () => {
 
   it.each(bad)("refuses %s, naming the variable and the rule", (_, env, variable, rule) => {
     expect(issuesOf(env)).toContainEqual({ variable, rule });
+  });
+
+  const TOKEN = "tok_CANARY_0123456789abcdef";
+  const tokens = (entry: Record<string, unknown>) => ({
+    MONEYQ_API_TOKENS: JSON.stringify([
+      { name: "ops", token: TOKEN, accounts: ["default"], ...entry },
+    ]),
+  });
+
+  it("gives a token every permission unless it names some, and keeps them frozen", () => {
+    const [all] = loadConfig(tokens({})).api.tokens;
+    expect(all?.permissions).toEqual([...PERMISSIONS]);
+    expect(PERMISSIONS).toEqual(["submit", "approve", "operate", "read"]);
+    const [some] = loadConfig(tokens({ permissions: ["read", "submit"] })).api.tokens;
+    expect(some?.permissions).toEqual(["submit", "read"]);
+    expect(Object.isFrozen(some?.permissions)).toBe(true);
+    expect(Object.isFrozen(all?.permissions)).toBe(true);
+  });
+
+  const badPermissions: [string, unknown, string][] = [
+    [
+      "an unknown word",
+      ["read", "write"],
+      "the value at [1] is not a permission: each must be one of submit, approve, operate, read",
+    ],
+    ["an empty list", [], "must list at least one permission (leave it out for all four)"],
+    ["a permission listed twice", ["operate", "read", "operate"], 'lists "operate" more than once'],
+    ["a word instead of a list", "read", "must be an array, got string"],
+  ];
+  it.each(badPermissions)("refuses a token's permissions with %s", (_, permissions, rule) => {
+    expect(issuesOf(tokens({ permissions }))).toEqual([
+      { variable: "MONEYQ_API_TOKENS[0].permissions", rule },
+    ]);
+  });
+
+  it("never shows the token beside its permissions, even one pasted among them", () => {
+    const config = loadConfig(tokens({ permissions: ["operate"] }));
+    expect(JSON.stringify(config.api.tokens)).toBe(
+      '[{"name":"ops","accounts":["default"],"permissions":["operate"]}]',
+    );
+    expect(inspect(config, { depth: 10 })).not.toContain("CANARY");
+    const env = tokens({ permissions: ["read", TOKEN] });
+    let message = "";
+    try {
+      loadConfig(env);
+    } catch (error) {
+      message = `${(error as Error).message} ${inspect(error, { depth: 10 })}`;
+    }
+    expect(message).toContain(
+      "MONEYQ_API_TOKENS[0].permissions: the value at [1] is not a permission",
+    );
+    expect(message).not.toContain("CANARY");
   });
 
   it("reports every problem at once, and never a key's value", () => {
