@@ -346,7 +346,12 @@ export function loadConfig(env: Env = process.env): Config {
   const webhook = readWebhook(read);
   const accounts = readAllAccounts(read, basics);
   const api = readApi(read, basics.paymentsApiUrl, accounts);
-  const approvals = readApprovals(read, accounts);
+  const approvals = readApprovals(
+    read,
+    embeddedUpstream({ paymentsApiUrl: basics.paymentsApiUrl })
+      ? [DEFAULT_ACCOUNT_ALIAS]
+      : accounts.map((a) => a.alias),
+  );
   const metrics: MetricsConfig = Object.freeze({
     host: read.host("MONEYQ_METRICS_HOST"),
     port: read.port("MONEYQ_METRICS_PORT"),
@@ -614,7 +619,7 @@ const ApprovalEntry = z
 /** MONEYQ_APPROVAL_POLICIES: a JSON array, an entry per account that needs approvals. */
 function readApprovals(
   read: EnvReader,
-  accounts: readonly AccountConfig[],
+  aliases: readonly string[],
 ): ReadonlyMap<string, ApprovalPolicy> {
   const out = new Map<string, ApprovalPolicy>();
   const listed = read.text("MONEYQ_APPROVAL_POLICIES");
@@ -623,7 +628,7 @@ function readApprovals(
   const entries = readJsonList(listed, variable, ApprovalEntry, "approval policies", read.issues);
   entries?.forEach((entry, index) => {
     const where = `${variable}[${index}].account`;
-    if (!accounts.some((a) => a.alias === entry.account))
+    if (!aliases.includes(entry.account))
       read.issues.push({ variable: where, rule: `no account "${entry.account}" is configured` });
     else if (out.has(entry.account))
       read.issues.push({

@@ -30,7 +30,7 @@ describe("the webhook routes", () => {
     const bad = await h.api("POST", "/v1/webhooks/failed/nope/redeliver");
     expect(bad.status).toBe(400);
     expect(bad.body.error.details).toEqual([
-      { field: "params.eventId", rule: "must be a webhook event id (digits-digits)" },
+      { field: "params.eventId", rule: "must be a webhook event id (evt_ and 32 hex digits)" },
     ]);
     const sent = await h.api("POST", `/v1/webhooks/failed/${alphaId}/redeliver`);
     expect(sent.status).toBe(202);

@@ -1,5 +1,6 @@
 import { UnrecoverableError, Worker } from "bullmq";
 import type { Redis } from "ioredis";
+import { newEventId } from "../../src/results/event-envelope.js";
 import {
   type Delivery,
   deliveryJobId,
@@ -9,7 +10,8 @@ import {
 
 /**
  * Deliveries that gave up, made the way the delivery worker makes them: queued as the relay
- * queues them, then failed by a worker (no receiver needed). One per `account`, ids `1-N`.
+ * queues them (an event envelope under its id), then failed by a worker (no receiver needed).
+ * One per `account`.
  */
 export async function failedDeliveries(
   connection: Redis,
@@ -17,14 +19,18 @@ export async function failedDeliveries(
   accounts: readonly string[],
 ): Promise<string[]> {
   const deliveries = new WebhookDeliveries(connection, prefix);
-  const base = Date.now();
-  const ids = accounts.map((_, i) => `${base}-${i}`);
+  const ids = accounts.map(() => newEventId());
   await deliveries.queue.addBulk(
     accounts.map((account, i) => ({
       name: "deliver",
       data: {
         eventId: ids[i] as string,
-        body: JSON.stringify({ jobId: `j_${i}`, account, result: "succeeded" }),
+        body: JSON.stringify({
+          type: "job.succeeded",
+          id: ids[i],
+          timestamp: new Date().toISOString(),
+          data: { jobId: `j_${i}`, account, result: "succeeded" },
+        }),
       },
       opts: { jobId: deliveryJobId(ids[i] as string), attempts: 1 },
     })),

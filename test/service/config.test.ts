@@ -330,6 +330,33 @@ describe("loadConfig", () => {
     ]);
   });
 
+  it("reads each account's approval policy, and refuses a bad one naming the rule", () => {
+    const policies = (list: unknown) => ({ MONEYQ_APPROVAL_POLICIES: JSON.stringify(list) });
+    const config = loadConfig(
+      policies([{ account: "default", batchesOver: { NGN: "1000.50" }, expiresAfterMs: 60_000 }]),
+    );
+    expect(config.approvals.get("default")).toEqual({
+      allBatches: false,
+      batchesOver: { NGN: "1000.50" },
+      expiresAfterMs: 60_000,
+    });
+    expect(issuesOf(policies([{ account: "nobody", batches: "all" }]))).toEqual([
+      {
+        variable: "MONEYQ_APPROVAL_POLICIES[0].account",
+        rule: 'no account "nobody" is configured',
+      },
+    ]);
+    expect(issuesOf(policies([{ account: "default" }]))).toEqual([
+      { variable: "MONEYQ_APPROVAL_POLICIES[0]", rule: "give batches or batchesOver" },
+    ]);
+    expect(issuesOf(policies([{ account: "default", batchesOver: { NGN: "1e5" } }]))).toEqual([
+      {
+        variable: "MONEYQ_APPROVAL_POLICIES[0].batchesOver.NGN",
+        rule: 'must be an amount as decimal text, such as "10000.00"',
+      },
+    ]);
+  });
+
   it("never shows the token beside its permissions, even one pasted among them", () => {
     const config = loadConfig(tokens({ permissions: ["operate"] }));
     expect(JSON.stringify(config.api.tokens)).toBe(
