@@ -1,5 +1,6 @@
-// Reading moneyq's results stream with a consumer group: each result goes to one consumer of
-// the group, and stays pending until acknowledged, so a consumer that dies loses nothing.
+// Reading moneyq's results stream with a consumer group: each event (a job's result, or a
+// batch's event) goes to one consumer of the group, and stays pending until acknowledged, so
+// a consumer that dies loses nothing.
 // Run: REDIS_URL=redis://127.0.0.1:6379 npx tsx examples/results-consumer.ts
 import { Redis } from "ioredis";
 
@@ -8,9 +9,26 @@ export interface ConsumeOptions {
   readonly stream: string;
   readonly group: string;
   readonly consumer: string;
-  /** Called once per result; the result is acknowledged after it returns. */
-  readonly handle: (result: Record<string, unknown>) => Promise<void>;
+  /** Called once per event; the event is acknowledged after it returns. */
+  readonly handle: (event: StreamEvent) => Promise<void>;
   readonly signal?: AbortSignal;
+}
+
+/** An entry's event envelope: `job.<result>` with the result as `data`, or `batch.<event>`. */
+export interface StreamEvent {
+  readonly type: string;
+  /** Unique: deduplicate on it (webhooks send it as `webhook-id`). */
+  readonly id: string;
+  readonly timestamp: string;
+  readonly data: Record<string, unknown>;
+}
+
+/** The entry's event; an entry written before events had envelopes holds a bare result. */
+function eventOf(id: string, fields: string[]): StreamEvent {
+  const event = fields.indexOf("event");
+  if (event >= 0) return JSON.parse(fields[event + 1] as string) as StreamEvent;
+  const result = JSON.parse(fields[fields.indexOf("result") + 1] as string);
+  return { type: `job.${result.result}`, id, timestamp: result.finishedAt, data: result };
 }
 
 export async function consumeResults(redis: Redis, options: ConsumeOptions): Promise<void> {
@@ -38,7 +56,7 @@ export async function consumeResults(redis: Redis, options: ConsumeOptions): Pro
     const entries = read?.[0]?.[1] ?? [];
     if (cursor === "0" && entries.length === 0) cursor = ">";
     for (const [id, fields] of entries) {
-      await options.handle(JSON.parse(fields[1] as string));
+      await options.handle(eventOf(id, fields));
       await redis.xack(options.stream, options.group, id);
       // Stop at once: what was read but not handled stays pending for the next start.
       if (options.signal?.aborted) return;
@@ -55,8 +73,10 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     group: "payouts-ledger",
     consumer: `ledger-${process.pid}`,
     signal: stop.signal,
-    handle: async (result) => {
-      console.log(result.jobId, result.result, result.upstreamId ?? result.code);
+    handle: async ({ type, data }) => {
+      if (type.startsWith("job."))
+        console.log(data.jobId, data.result, data.upstreamId ?? data.code);
+      else console.log(type, data.batchId, data.state);
     },
   });
   await redis.quit();

@@ -20,8 +20,9 @@ describe("the results consumer example", () => {
       group: "ledger",
       consumer: "c1",
       signal: first.signal,
-      handle: async (r) => {
-        seen.push(String(r.jobId));
+      handle: async (event) => {
+        expect(event.type).toBe(`job.${event.data.result}`);
+        seen.push(String(event.data.jobId));
         if (seen.length === 3) first.abort();
       },
     });
@@ -31,8 +32,8 @@ describe("the results consumer example", () => {
       group: "ledger",
       consumer: "c1",
       signal: second.signal,
-      handle: async (r) => {
-        seen.push(String(r.jobId));
+      handle: async (event) => {
+        seen.push(String(event.data.jobId));
         if (seen.length === 6) second.abort();
       },
     });
