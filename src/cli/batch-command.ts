@@ -286,6 +286,8 @@ async function approverOf(op: Operator, file: string, account: string): Promise<
     throw new CliError("--token-file: the file holds no token configured in MONEYQ_API_TOKENS");
   if (!token.accounts.includes(account))
     throw new CliError(`--token-file: token ${token.name} may not use account "${account}"`);
+  if (!token.permissions.includes("approve"))
+    throw new CliError(`--token-file: token ${token.name} lacks the "approve" permission`);
   return token.name;
 }
 

@@ -27,7 +27,14 @@ describe("ResultsStore", () => {
     const connection = redis.connect();
     const prefix = `${redis.prefix}:a`;
     const batch = batchKeys(prefix, "default", "b1");
-    await connection.hset(batch.meta, { state: "queued", accepted: 3, skipped: 0, done: 0 });
+    await connection.hset(batch.meta, {
+      id: "b1",
+      account: "default",
+      state: "queued",
+      accepted: 3,
+      skipped: 0,
+      done: 0,
+    });
     const store = new ResultsStore(connection, { prefix, retentionMs: 60_000, maxLen: 1000 });
 
     const firsts = await Promise.all([
@@ -40,7 +47,14 @@ describe("ResultsStore", () => {
     ]);
 
     expect(firsts).toEqual([true, true, true, false, true, false]);
-    expect(await connection.xlen(store.streamKey)).toBe(4);
+    // Four results, and the batch's two events: it started, and it finished.
+    const entries = await connection.xrange(store.streamKey, "-", "+");
+    const types = entries.map(([, f]) => JSON.parse(f[f.indexOf("event") + 1] as string).type);
+    expect(types.filter((t) => t.startsWith("job."))).toHaveLength(4);
+    expect(types.filter((t) => t.startsWith("batch."))).toEqual([
+      "batch.started",
+      "batch.completed_with_failures",
+    ]);
     expect((await store.get("default", "j1"))?.result).toBe("succeeded");
     expect(await connection.hgetall(batch.meta)).toMatchObject({
       state: "completed_with_failures",

@@ -166,7 +166,8 @@ local function batchEvent(stream, maxLen, meta, type, at)
   for _, field in ipairs({${OPTIONAL_EVENT_FIELDS}}) do
     if m[field] then data[field] = m[field] end
   end
-  local id = 'evt_' .. string.sub(redis.sha1hex(m.account .. '\\0' .. m.id .. '\\0' .. type), 1, 32)
+  local key = (m.account or '') .. '\\0' .. (m.id or '') .. '\\0' .. type
+  local id = 'evt_' .. string.sub(redis.sha1hex(key), 1, 32)
   local event = cjson.encode({ type = type, id = id, timestamp = at, data = data })
   redis.call('XADD', stream, 'MAXLEN', '~', maxLen, '*', 'event', event)
 end`;
