@@ -266,13 +266,14 @@ function registerResults(router: ApiRouter): void {
     async ({ params, query, request, reply }, account) => {
       const { batchId } = params;
       const lines = await router.deps.batches.openReport(account, batchId);
+      const { totals } = await router.deps.batches.status(account, batchId);
       const csv =
         query.format === "csv" ||
         (query.format === undefined && String(request.headers.accept ?? "").includes("text/csv"));
       return reply
         .type(csv ? "text/csv; charset=utf-8" : "application/x-ndjson")
         .header("content-disposition", `attachment; filename="${batchId}.${csv ? "csv" : "jsonl"}"`)
-        .send(Readable.from(renderReport(lines, csv ? "csv" : "jsonl")));
+        .send(Readable.from(renderReport(lines, csv ? "csv" : "jsonl", totals)));
     },
   );
 }

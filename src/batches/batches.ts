@@ -608,7 +608,13 @@ export class Batches {
    * submitted it), and releases its jobs: at once, or at its `notBefore`.
    */
   async approve(account: string, batchId: string, approver: string): Promise<DecisionReport> {
-    await this.#store.decide(account, batchId, "approve", approver);
+    try {
+      await this.#store.decide(account, batchId, "approve", approver);
+    } catch (error) {
+      // Approved already, but the release may have stopped half-way (a crash): it is done again.
+      const releasing = await this.#releasing(account, batchId);
+      if (!(error instanceof BatchDecisionError && releasing)) throw error;
+    }
     const status = await this.status(account, batchId);
     const delayMs = Math.max(0, Date.parse(status.notBefore ?? "") - Date.now() || 0);
     let released = 0;
@@ -645,15 +651,13 @@ export class Batches {
     return { batchId, jobs: report.cancelled, status: report.status };
   }
 
-  /**
-   * Ends a batch whose approval expired while pending (each of its jobs then ends `cancelled`
-   * when it comes up); nothing while the approval has not expired.
-   */
-  async expireApproval(account: string, batchId: string): Promise<void> {
-    await this.#store.decide(account, batchId, "expire", "").catch((error: unknown) => {
-      // Decided or expired already by another process: nothing is left to do.
-      if (!(error instanceof BatchDecisionError)) throw error;
-    });
+  /** Whether the batch was approved and may still have jobs to release. */
+  async #releasing(account: string, batchId: string): Promise<boolean> {
+    const status = await this.status(account, batchId);
+    return (
+      status.approval?.state === "approved" &&
+      ["scheduled", "queued", "running"].includes(status.state)
+    );
   }
 
   /** Removes the batch's jobs that no worker holds, recording `ending` as their result. */

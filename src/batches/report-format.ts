@@ -1,4 +1,5 @@
 import type { ReportLine } from "../results/report-line.js";
+import { type BatchTotals, TOTAL_BUCKETS } from "./batch-totals.js";
 import { csvQuoted } from "./csv-quote.js";
 
 const COLUMNS = [
@@ -45,12 +46,31 @@ function reportCsvLine(line: ReportLine): string {
 
 export type ReportFormat = "csv" | "jsonl";
 
-/** The report as text lines, each ending in a newline: a CSV header first, or JSON lines. */
+/**
+ * The batch's totals as note lines of a CSV report, one per currency, above its header (as a
+ * batch file's notes are): `# NGN requested 12 rows 1278.00; pending 0 rows 0.00; ...`. No
+ * commas, so a spreadsheet keeps each note in one cell.
+ */
+export function totalsNotes(totals: BatchTotals): string[] {
+  return Object.entries(totals).map(
+    ([currency, t]) =>
+      `# ${currency} ${TOTAL_BUCKETS.map((b) => `${b} ${t[b].rows} rows ${t[b].amount}`).join("; ")}`,
+  );
+}
+
+/**
+ * The report as text lines, each ending in a newline: in CSV the totals' notes (`totalsNotes`)
+ * and the header first; or JSON lines.
+ */
 export async function* renderReport(
   lines: AsyncIterable<ReportLine>,
   format: ReportFormat,
+  totals: BatchTotals = {},
 ): AsyncGenerator<string> {
-  if (format === "csv") yield `${reportCsvHeader()}\n`;
+  if (format === "csv") {
+    for (const note of totalsNotes(totals)) yield `${note}\n`;
+    yield `${reportCsvHeader()}\n`;
+  }
   for await (const line of lines)
     yield format === "csv" ? `${reportCsvLine(line)}\n` : `${JSON.stringify(line)}\n`;
 }

@@ -200,8 +200,9 @@ function addResults(batch: Command): void {
     .action(
       onBatch<{ format: "csv" | "jsonl"; account?: string }>(
         async (op, account, batchId, flags) => {
-          await op.batches.status(account, batchId);
-          for await (const text of renderReport(op.batches.report(account, batchId), flags.format))
+          const { totals } = await op.batches.status(account, batchId);
+          const lines = op.batches.report(account, batchId);
+          for await (const text of renderReport(lines, flags.format, totals))
             process.stdout.write(text);
           return EXIT.ok;
         },

@@ -307,7 +307,13 @@ describe("batches", () => {
     ]);
     expect(lines[1].error).toBe("amount: must be a number (digits, optional decimal point)");
     const csv = await h.api("GET", `/v1/batches/${id}/results?format=csv`);
-    const rows = csv.text.trim().split("\n");
+    const [notes, rows] = splitNotes(csv.text);
+    // The totals of the accepted rows come first, as notes: 3 succeeded NGN payouts.
+    expect(notes).toEqual([
+      expect.stringMatching(
+        /^# NGN requested 3 rows [\d.]+; pending 0 rows 0(\.0+)?; succeeded 3 rows [\d.]+;/,
+      ),
+    ]);
     expect(rows[0]).toBe("row,reference,idempotency_key,result,upstream_id,upstream_status,error");
     expect(rows[1]).toMatch(/^1,mix-1,mq_[\w-]+,succeeded,txn_\w+,SUCCESSFUL,$/);
     expect(rows).toHaveLength(7);
@@ -509,3 +515,9 @@ describe("dead letters", () => {
     expect(bad.body.error.details).toEqual([{ field: "query.limit", rule: "must be 1 to 1000" }]);
   });
 });
+
+/** A CSV report's note lines (its totals) and its other lines. */
+function splitNotes(text: string): [string[], string[]] {
+  const lines = text.trim().split("\n");
+  return [lines.filter((l) => l.startsWith("#")), lines.filter((l) => !l.startsWith("#"))];
+}

@@ -103,7 +103,9 @@ describe("moneyq batch", { timeout: 120_000 }, () => {
     expect(status.code).toBe(0);
     expect(JSON.parse(status.stdout).state).toBe("completed");
     const csv = await cli(["batch", "results", id]);
-    expect(csv.stdout.trim().split("\n")).toHaveLength(6);
+    const csvLines = csv.stdout.trim().split("\n");
+    expect(csvLines.filter((l) => l.startsWith("# "))).toHaveLength(1);
+    expect(csvLines.filter((l) => !l.startsWith("#"))).toHaveLength(6);
     const jsonl = await cli(["batch", "results", id, "--format", "jsonl"]);
     expect(
       jsonl.stdout
