@@ -50,7 +50,9 @@ export interface ApprovalPolicy {
   readonly allBatches: boolean;
   /** A batch whose requested total in a currency is over that currency's amount (decimal text). */
   readonly batchesOver: Readonly<Record<string, string>>;
-  /** A batch not decided this long after submission is cancelled; undefined: it waits. */
+  /** A job enqueued alone whose amount in its currency is over that currency's amount. */
+  readonly jobsOver: Readonly<Record<string, string>>;
+  /** Work not decided this long after submission is cancelled; undefined: it waits. */
   readonly expiresAfterMs: number | undefined;
 }
 
@@ -594,27 +596,30 @@ function checkKeyPattern(
   }
 }
 
+/** Amounts as decimal text by currency code: an approval policy's thresholds. */
+const amountsByCurrency = z.record(
+  matching(/^[A-Z]{3,10}$/, "must be a currency code (3 to 10 capital letters)"),
+  matching(/^\d{1,15}(\.\d{1,8})?$/, 'must be an amount as decimal text, such as "10000.00"'),
+);
+
 const ApprovalEntry = z
   .strictObject({
     account: z.string(),
     batches: z
       .literal("all", { error: 'must be "all" (or leave it out and give batchesOver)' })
       .optional(),
-    batchesOver: z
-      .record(
-        matching(/^[A-Z]{3,10}$/, "must be a currency code (3 to 10 capital letters)"),
-        matching(/^\d{1,15}(\.\d{1,8})?$/, 'must be an amount as decimal text, such as "10000.00"'),
-      )
-      .optional(),
+    batchesOver: amountsByCurrency.optional(),
+    jobsOver: amountsByCurrency.optional(),
     expiresAfterMs: z
       .int()
       .min(1_000)
       .max(30 * 24 * 3_600_000)
       .optional(),
   })
-  .refine((a) => a.batches !== undefined || a.batchesOver !== undefined, {
-    message: "give batches or batchesOver",
-  });
+  .refine(
+    (a) => a.batches !== undefined || a.batchesOver !== undefined || a.jobsOver !== undefined,
+    { message: "give batches, batchesOver or jobsOver" },
+  );
 
 /** MONEYQ_APPROVAL_POLICIES: a JSON array, an entry per account that needs approvals. */
 function readApprovals(
@@ -640,6 +645,7 @@ function readApprovals(
       Object.freeze({
         allBatches: entry.batches === "all",
         batchesOver: Object.freeze({ ...entry.batchesOver }),
+        jobsOver: Object.freeze({ ...entry.jobsOver }),
         expiresAfterMs: entry.expiresAfterMs,
       }),
     );

@@ -5,6 +5,7 @@ import type { ApiToken } from "../config.js";
 import type { Logger } from "../logger.js";
 import type { AccountPauses } from "../queues/account-pauses.js";
 import type { DeadLetters } from "../queues/dead-letters.js";
+import type { JobControls } from "../queues/job-controls.js";
 import type { Producer } from "../queues/producer.js";
 import type { ResultsStore } from "../results/results-store.js";
 import type { WebhookDeliveries } from "../webhooks/webhook-deliveries.js";
@@ -29,6 +30,8 @@ export interface ApiDeps {
   readonly deadLetters: DeadLetters;
   /** The webhook delivery queue: its stop after a 410, deliveries that gave up, redelivery. */
   readonly webhooks: WebhookDeliveries;
+  /** Cancel, approve and reject a job enqueued alone. */
+  readonly jobs: JobControls;
   readonly registry: Registry;
   readonly logger: Logger;
   /** Largest batch upload; every other route takes at most JOB_BODY_LIMIT_BYTES. */

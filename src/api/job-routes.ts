@@ -4,6 +4,7 @@ import { validate } from "../contract/field-issues.js";
 import { IdempotencyKey, REPLAY_HEADER } from "../contract/headers.js";
 import { EnqueueValidationError, IdempotencyKeyReusedError } from "../queues/enqueue-error.js";
 import { jobIdFor } from "../queues/idempotency-key.js";
+import { JobControlError } from "../queues/job-controls.js";
 import type { JobData } from "../queues/job-data.js";
 import type { JobInput } from "../queues/job-envelope.js";
 import { addAccountQueryRoute } from "./account-query-route.js";
@@ -36,11 +37,14 @@ export function registerJobRoutes(router: ApiRouter): void {
         body.idempotencyKey as string | undefined,
       );
       try {
-        const { job, replayed } = await producer.enqueueKeyed({
-          ...body,
-          account,
-          ...(idempotencyKey !== undefined && { idempotencyKey }),
-        } as JobInput);
+        const { job, replayed } = await producer.enqueueKeyed(
+          {
+            ...body,
+            account,
+            ...(idempotencyKey !== undefined && { idempotencyKey }),
+          } as JobInput,
+          caller.name,
+        );
         audit({ jobId: job.jobId, idempotencyKey: job.idempotencyKey, replayed });
         if (replayed) return reply.code(200).header(REPLAY_HEADER, "true").send(job);
         return reply.code(202).send(job);
@@ -71,6 +75,7 @@ export function registerJobRoutes(router: ApiRouter): void {
       const result = await results.get(account, jobId);
       if (!job && result === undefined) continue;
       const envelope = job?.data.envelope;
+      const hold = await router.deps.jobs.holdOf(account, jobId);
       return {
         jobId,
         account,
@@ -78,14 +83,25 @@ export function registerJobRoutes(router: ApiRouter): void {
         idempotencyKey: envelope?.idempotencyKey ?? result?.idempotencyKey,
         batchId: envelope?.batchId ?? result?.batchId,
         reference: envelope?.reference ?? result?.reference,
-        // A job waiting in its lane (a BullMQ priority) is waiting, whatever BullMQ calls it.
-        state: job ? (await job.getState()).replace("prioritized", "waiting") : "removed",
+        state: await stateOf(job, hold, result !== undefined),
         attempts: job?.attemptsStarted ?? result?.attempts ?? 0,
+        ...(hold?.notBefore !== undefined && { notBefore: hold.notBefore }),
+        ...(hold?.submittedBy !== undefined && { submittedBy: hold.submittedBy }),
+        ...(hold?.approval !== undefined && {
+          approval: {
+            state: hold.approval,
+            expiresAt: hold.approvalExpiresAt,
+            decidedBy: hold.approvedBy ?? hold.rejectedBy,
+            decidedAt: hold.approvedAt ?? hold.rejectedAt,
+          },
+        }),
         result: result ?? null,
       };
     }
     throw notFound(`job ${jobId}`);
   }
+
+  registerJobControls(router);
 
   router.add<{ jobId: string }>(
     {
@@ -105,6 +121,72 @@ export function registerJobRoutes(router: ApiRouter): void {
     async (account, query, caller) =>
       statusOf(caller, jobIdFor(account, query.idempotencyKey), account),
   );
+}
+
+/**
+ * A job's state as its owner reads it: held before it may run (`awaiting_approval`,
+ * `scheduled`), BullMQ's otherwise (a job waiting in its lane, a BullMQ priority, is
+ * `waiting`), or `removed`.
+ */
+async function stateOf(
+  job: Job<JobData> | undefined,
+  hold: Record<string, string> | undefined,
+  finished: boolean,
+): Promise<string> {
+  if (!job) return "removed";
+  const state = (await job.getState()).replace("prioritized", "waiting");
+  if (finished || state !== "delayed" || hold === undefined) return state;
+  if (hold.approval === "pending") return "awaiting_approval";
+  return Number(hold.notBeforeMs ?? 0) > Date.now() ? "scheduled" : state;
+}
+
+/** Cancel a job not sent yet; approve or reject a job awaiting approval. */
+function registerJobControls(router: ApiRouter): void {
+  const controls = [
+    ["cancel", "operate", "Cancel a job not sent yet: it ends `cancelled` (job_cancelled)"],
+    ["approve", "approve", "Approve a job awaiting approval (not by the token that enqueued it)"],
+    ["reject", "approve", "Reject a job awaiting approval: it ends `cancelled` (job_rejected)"],
+  ] as const;
+  for (const [action, permission, summary] of controls)
+    router.add<{ jobId: string }>(
+      {
+        method: "POST",
+        url: `/v1/jobs/:jobId/${action}`,
+        summary,
+        auth: true,
+        permission,
+        params: JobParams,
+        audit: `job_${action}`,
+      },
+      async ({ caller, params, audit }) => {
+        audit({ jobId: params.jobId });
+        const { account, job } = await ownJob(router, caller, params.jobId);
+        audit({ account });
+        const { jobs } = router.deps;
+        try {
+          if (action === "cancel") return await jobs.cancel(account, job);
+          if (action === "approve") return await jobs.approve(account, job, caller.name);
+          return await jobs.reject(account, job, caller.name);
+        } catch (error) {
+          if (error instanceof JobControlError)
+            throw new ApiError(error.code === "own_job" ? 403 : 409, error.code, error.message);
+          throw error;
+        }
+      },
+    );
+}
+
+/** A job of one of the caller's accounts still in its queue; 404 for any other. */
+async function ownJob(
+  router: ApiRouter,
+  caller: Caller,
+  jobId: string,
+): Promise<{ account: string; job: Job<JobData> }> {
+  for (const account of caller.accounts) {
+    const job = (await router.deps.queues.get(account)?.getJob(jobId)) as Job<JobData> | undefined;
+    if (job) return { account, job };
+  }
+  throw notFound(`job ${jobId}`);
 }
 
 /** The IETF draft's header for the key; POST /v1/jobs also takes it in the body. */

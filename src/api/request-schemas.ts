@@ -23,6 +23,8 @@ export const SubmitJobBody = z.strictObject({
   /** `urgent` (the default) or `bulk`: the producer checks it. */
   priority: z.string().optional(),
   metadata: z.unknown().optional(),
+  /** Not sent before this instant: the producer checks it. */
+  notBefore: z.string().optional(),
 });
 
 /** An instant nothing of a batch is sent before: an ISO 8601 time with its offset. */

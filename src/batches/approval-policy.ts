@@ -1,5 +1,6 @@
 import type { ApprovalPolicy } from "../config.js";
-import { type BatchTotals, compareDecimal } from "./batch-totals.js";
+import { compareDecimal } from "../queues/job-money.js";
+import type { BatchTotals } from "./batch-totals.js";
 
 /**
  * Whether a batch with these requested totals waits for approval under its account's policy

@@ -1,9 +1,9 @@
 import type { Redis } from "ioredis";
+import { type Decision, type EventsTarget, WorkHolds } from "../queues/work-holds.js";
 import { batchKeys } from "../redis/keys.js";
 import { BATCH_QUEUED } from "../redis/scripts/batch-queued.js";
 import { BEGIN_BATCH_SUBMIT } from "../redis/scripts/begin-batch-submit.js";
 import { CANCEL_BATCH } from "../redis/scripts/cancel-batch.js";
-import { DECIDE_BATCH } from "../redis/scripts/decide-batch.js";
 import { CANCELLABLE_BATCH_STATES } from "../redis/scripts/fragments.js";
 import { defineScripts } from "../redis/scripts/script.js";
 import { SET_BATCH_ROWS } from "../redis/scripts/set-batch-rows.js";
@@ -61,24 +61,10 @@ type BatchRedis = Redis & {
     now: string,
     maxLen: string,
   ): Promise<string | null>;
-  moneyqDecideBatch(
-    key: string,
-    stream: string,
-    decision: string,
-    who: string,
-    now: string,
-    maxLen: string,
-  ): Promise<string[]>;
 };
 
 /** Where batch events go: the results stream and its length (ResultsStore). */
-export interface BatchEventsTarget {
-  readonly streamKey: string;
-  readonly maxLen: number;
-}
-
-/** A decision on a batch awaiting approval. */
-export type BatchDecision = "approve" | "reject" | "expire";
+export type BatchEventsTarget = EventsTarget;
 
 /**
  * The state of each batch, in its meta hash, and the moves between states:
@@ -104,19 +90,14 @@ export class BatchStore {
   readonly #redis: BatchRedis;
   readonly #prefix: string;
   readonly #events: BatchEventsTarget;
+  readonly #holds: WorkHolds;
 
   constructor(redis: Redis, prefix: string, events: BatchEventsTarget) {
-    defineScripts(
-      redis,
-      BEGIN_BATCH_SUBMIT,
-      SET_BATCH_ROWS,
-      BATCH_QUEUED,
-      CANCEL_BATCH,
-      DECIDE_BATCH,
-    );
+    defineScripts(redis, BEGIN_BATCH_SUBMIT, SET_BATCH_ROWS, BATCH_QUEUED, CANCEL_BATCH);
     this.#redis = redis as BatchRedis;
     this.#prefix = prefix;
     this.#events = events;
+    this.#holds = new WorkHolds(redis, events);
   }
 
   keys(account: string, batchId: string): ReturnType<typeof batchKeys> {
@@ -195,51 +176,31 @@ export class BatchStore {
   }
 
   /**
-   * Decides a batch awaiting approval (DECIDE_BATCH); answers its new state. BatchNotFoundError
-   * if the account has no such batch; BatchDecisionError if it is not awaiting approval, its
-   * approval expired, or `who` submitted it. `expire` answers undefined while the approval has
-   * not expired.
+   * Decides a batch awaiting approval (DECIDE_HELD_WORK); answers its new state.
+   * BatchNotFoundError if the account has no such batch; BatchDecisionError if it is not
+   * awaiting approval, its approval expired, or `who` submitted it. `expire` answers undefined
+   * while the approval has not expired.
    */
   async decide(
     account: string,
     batchId: string,
-    decision: BatchDecision,
+    decision: Decision,
     who: string,
   ): Promise<BatchState | undefined> {
-    const [answer, state] = await this.#redis.moneyqDecideBatch(
+    const answer = await this.#holds.decide(
       this.keys(account, batchId).meta,
-      this.#events.streamKey,
       decision,
       who,
-      new Date().toISOString(),
-      String(this.#events.maxLen),
+      "batch",
     );
-    if (answer === "missing") throw new BatchNotFoundError(batchId);
-    if (answer === "not_expired") return undefined;
-    if (answer === "not_awaiting" || answer === "expired" || answer === "own_batch")
-      throw new BatchDecisionError(batchId, answer, state);
-    return answer as BatchState;
-  }
-
-  /**
-   * What holds or ended the batch's jobs: its approval still pending, its `notBefore` (ms),
-   * and why it was cancelled, if it was.
-   */
-  async holdOf(
-    account: string,
-    batchId: string,
-  ): Promise<{ approvalPending: boolean; notBeforeMs: number; cancelReason: string | undefined }> {
-    const [approval, notBeforeMs, cancelReason] = await this.#redis.hmget(
-      this.keys(account, batchId).meta,
-      "approval",
-      "notBeforeMs",
-      "cancelReason",
+    if (answer.decided) return answer.state as BatchState;
+    if (answer.reason === "missing") throw new BatchNotFoundError(batchId);
+    if (answer.reason === "not_expired") return undefined;
+    throw new BatchDecisionError(
+      batchId,
+      answer.reason === "own_work" ? "own_batch" : answer.reason,
+      answer.state,
     );
-    return {
-      approvalPending: approval === "pending",
-      notBeforeMs: Number(notBeforeMs ?? 0),
-      cancelReason: cancelReason ?? undefined,
-    };
   }
 
   /** The batch's meta hash as stored ({} when there is none). */

@@ -4,7 +4,10 @@ import type { ApprovalPolicy } from "../config.js";
 import { EnqueueValidationError } from "../queues/enqueue-error.js";
 import { deriveIdempotencyKey, jobIdFor } from "../queues/idempotency-key.js";
 import type { JobEnvelope } from "../queues/job-envelope.js";
+import { APPROVAL_HOLD_MS, MAX_SCHEDULE_AHEAD_MS } from "../queues/job-holds.js";
+import { type RowMoney, rowMoney } from "../queues/job-money.js";
 import type { Producer } from "../queues/producer.js";
+import { CANCELLED_BY } from "../queues/work-holds.js";
 import { batchReferencesKey } from "../redis/keys.js";
 import { CLAIM_BATCH_REFERENCES } from "../redis/scripts/claim-batch-references.js";
 import { defineScripts } from "../redis/scripts/script.js";
@@ -27,10 +30,8 @@ import type { RowSource } from "./batch-rows.js";
 import { type BatchState, BatchStore } from "./batch-store.js";
 import {
   type BatchTotals,
-  type RowMoney,
   refusedTotalIncrements,
   requestedTotalFields,
-  rowMoney,
   totalsOf,
 } from "./batch-totals.js";
 import { HeldRows } from "./held-rows.js";
@@ -153,13 +154,6 @@ const CHUNK = 1_000;
  */
 const SEND_CHUNK = 100;
 const SEND_CHUNKS_IN_FLIGHT = 8;
-/**
- * A batch awaiting approval without an expiry holds its jobs this long at a time; a job that
- * comes up still unapproved is held again. Approval releases them at once.
- */
-const APPROVAL_HOLD_MS = 24 * 3_600_000;
-/** The furthest ahead a batch may be scheduled. */
-const MAX_SCHEDULE_AHEAD_MS = 366 * 24 * 3_600_000;
 /** Rows are validated before the key (and, unless given, the batch id) is known; both are set at send. */
 const PENDING_BATCH_ID = "pending";
 const PENDING_KEY = "pending";
@@ -600,7 +594,7 @@ export class Batches {
    */
   async cancel(account: string, batchId: string): Promise<CancelReport> {
     await this.#store.cancel(account, batchId);
-    return this.#cancelJobs(account, batchId, CANCELLED_BY.cancelled);
+    return this.#cancelJobs(account, batchId, CANCELLED_BY.batch.cancelled);
   }
 
   /**
@@ -647,7 +641,7 @@ export class Batches {
    */
   async reject(account: string, batchId: string, approver: string): Promise<DecisionReport> {
     await this.#store.decide(account, batchId, "reject", approver);
-    const report = await this.#cancelJobs(account, batchId, CANCELLED_BY.rejected);
+    const report = await this.#cancelJobs(account, batchId, CANCELLED_BY.batch.rejected);
     return { batchId, jobs: report.cancelled, status: report.status };
   }
 
@@ -791,22 +785,6 @@ export class Batches {
     }
   }
 }
-
-/** How each way of cancelling a batch ends its jobs not sent yet. */
-export const CANCELLED_BY = {
-  cancelled: {
-    code: "batch_cancelled",
-    message: "the batch was cancelled before this job was sent",
-  },
-  rejected: {
-    code: "batch_rejected",
-    message: "the batch was rejected by its approver; this job was never sent",
-  },
-  approval_expired: {
-    code: "approval_expired",
-    message: "the batch's approval expired before anyone approved it; this job was never sent",
-  },
-} as const;
 
 /** The money of the held rows `indices`, by index (rows without a currency are left out). */
 function moneyOf(held: Held, indices: Iterable<number>): Map<number, RowMoney> {

@@ -1,15 +1,15 @@
 import type { Job, Worker } from "bullmq";
 import type { JobData } from "../queues/job-data.js";
 import { actOnDecision } from "./act-on-decision.js";
-import { cancelledEnding, holdForBatch } from "./batch-hold.js";
 import { callUpstream, unsentAtShutdown } from "./call-upstream.js";
 import { classify } from "./classify.js";
 import { deadLetter, type Ending, finishJob } from "./finish-job.js";
 import { handBack, stopIfAborted } from "./job-moves.js";
 import { classifyContextOf, type JobRun, markedSent, startRun } from "./job-run.js";
 import type { ProcessorDeps } from "./processor-deps.js";
-import { type SlotAnswer, SlotTaker, slotRequestOf } from "./take-slot.js";
+import { holdKeyOf, type SlotAnswer, SlotTaker, slotRequestOf } from "./take-slot.js";
 import { checkJob, earlierResult } from "./validate-job.js";
+import { cancelledEnding, holdForWork } from "./work-hold.js";
 
 const STOPPED_AFTER_SEND: Ending = {
   result: "needs_reconciliation",
@@ -17,17 +17,22 @@ const STOPPED_AFTER_SEND: Ending = {
   message: "a run stopped after sending a request that cannot be resent safely",
 };
 
-/** The gate gave no slot: the job's batch holds it, or it ends (its batch was cancelled, or it was sent before). */
+/**
+ * The gate gave no slot: the job's batch (or its own hold) holds it, or it ends (cancelled, or
+ * sent before).
+ */
 async function noSlot(
   deps: ProcessorDeps,
   run: JobRun,
   slot: Exclude<SlotAnswer, "send">,
 ): Promise<void> {
   const { job, token, envelope } = run;
-  if (typeof slot === "object")
-    return holdForBatch(deps.batches, job, token, envelope, slot.heldMs);
+  const holdKey = holdKeyOf(envelope, job.id as string, deps.prefix);
+  if (typeof slot === "object") return holdForWork(deps.holds, holdKey, job, token, slot.heldMs);
   const ending =
-    slot === "already_sent" ? STOPPED_AFTER_SEND : await cancelledEnding(deps.batches, envelope);
+    slot === "already_sent"
+      ? STOPPED_AFTER_SEND
+      : await cancelledEnding(deps.holds, holdKey, envelope);
   return finishJob(deps, job, envelope, ending);
 }
 

@@ -1,9 +1,9 @@
-import type { BatchStore } from "../batches/batch-store.js";
 import type { PaymentsClient } from "../client/payments-client.js";
 import type { AccountConfig, PipelineConfig } from "../config.js";
 import type { Logger } from "../logger.js";
 import type { PipelineMetrics } from "../metrics/pipeline-metrics.js";
 import type { AccountPauses } from "../queues/account-pauses.js";
+import type { WorkHolds } from "../queues/work-holds.js";
 import type { JobResult } from "../results/job-result.js";
 import type { ResultsStore } from "../results/results-store.js";
 import type { LaneWakes } from "./lane-wakes.js";
@@ -20,8 +20,8 @@ export interface ProcessorDeps {
   /** Where bulk requests wait for a slot, woken when urgent jobs are enqueued. */
   readonly wakes: LaneWakes;
   readonly results: ResultsStore;
-  /** Batch states the gate's holds and cancellations are read from. */
-  readonly batches: BatchStore;
+  /** What holds or cancelled work (a batch's meta, a job's hold), and its expiry. */
+  readonly holds: WorkHolds;
   readonly pauses: AccountPauses;
   readonly pipeline: PipelineConfig;
   /** Redis key prefix (config.redisPrefix): batches are looked up under it. */

@@ -1,7 +1,6 @@
 import { type Queue, Worker } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Registry } from "prom-client";
-import { BatchStore } from "../batches/batch-store.js";
 import { PaymentsClient } from "../client/payments-client.js";
 import { retryDelayMs } from "../client/retry.js";
 import type { AccountConfig, Config } from "../config.js";
@@ -12,6 +11,7 @@ import { AccountQueues } from "../queues/account-queues.js";
 import type { JobData } from "../queues/job-data.js";
 import { accountQueueName } from "../queues/queue-names.js";
 import { laneUnlanedJobs } from "../queues/unlaned-jobs.js";
+import { WorkHolds } from "../queues/work-holds.js";
 import { closeRedis } from "../redis/close.js";
 import { isRedisConnectionError, outageLog, watchRedisErrors } from "../redis/errors.js";
 import { lanePassKey } from "../redis/keys.js";
@@ -126,7 +126,7 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
     writes,
     wakes,
     results,
-    batches: new BatchStore(connection, config.redisPrefix, results),
+    holds: new WorkHolds(connection, results),
     pauses,
     pipeline: config.pipeline,
     prefix: config.redisPrefix,

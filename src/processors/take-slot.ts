@@ -1,7 +1,8 @@
 import type { Job, Worker } from "bullmq";
+import type { JobEnvelope } from "../queues/job-envelope.js";
 import type { Lane } from "../queues/lanes.js";
 import { laneOfPriority } from "../queues/lanes.js";
-import { batchKeys, lockKeyOf } from "../redis/keys.js";
+import { batchKeys, jobHoldKey, lockKeyOf } from "../redis/keys.js";
 import { backToWait, pauseWorker, sleep, stopIfAborted } from "./job-moves.js";
 import type { JobRun } from "./job-run.js";
 import { LockLostError } from "./locked-writes.js";
@@ -34,19 +35,23 @@ export type SlotAnswer = "send" | "cancelled" | "already_sent" | { readonly held
 
 type SlotDeps = Pick<ProcessorDeps, "gate" | "writes" | "wakes" | "metrics" | "pipeline">;
 
+/** Where the gate reads what holds the job: its batch's meta, or its own hold. */
+export function holdKeyOf(envelope: JobEnvelope, jobId: string, prefix: string): string {
+  return envelope.batchId === undefined
+    ? jobHoldKey(prefix, envelope.account, jobId)
+    : batchKeys(prefix, envelope.account, envelope.batchId).meta;
+}
+
 /** What a run asks of the gate: its account's rate, its lane, its lock and its "sent" record. */
 export function slotRequestOf(run: JobRun, prefix: string): SlotRequest {
   const { job, token, envelope, state, sentKey } = run;
   // A submission keeps the lane it was enqueued in; confirming and reconciling are lookups.
   const lane: Lane = state.phase === "submit" ? laneOfPriority(job.priority) : "lookup";
-  // Only a request never sent can be cancelled with its batch (the gate checks "sent" first).
-  const cancellable = state.phase === "submit" && envelope.batchId !== undefined;
+  // Only a request never sent can be held or cancelled (the gate checks "sent" first).
   return {
     account: envelope.account,
     perSecond: run.account.ratePerSecond,
-    batchKey: cancellable
-      ? batchKeys(prefix, envelope.account, envelope.batchId as string).meta
-      : undefined,
+    batchKey: state.phase === "submit" ? holdKeyOf(envelope, job.id as string, prefix) : undefined,
     options: {
       lane,
       queueKey: job.queueQualifiedName,

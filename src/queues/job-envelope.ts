@@ -19,6 +19,10 @@ const common = {
   /** Its lane: `urgent` (default of jobs enqueued one by one) or `bulk` (default of batch rows). */
   priority: z.enum(JOB_PRIORITIES).optional(),
   metadata: freeFormObject(METADATA_MAX_BYTES).optional(),
+  /** Not sent before this instant (ISO 8601 with its offset); a job enqueued alone only. */
+  notBefore: z.iso
+    .datetime({ offset: true, message: "must be an ISO 8601 time with its offset" })
+    .optional(),
 };
 
 const variants = JOB_KIND_NAMES.map((kind) =>
@@ -39,6 +43,7 @@ interface Common {
   readonly reference?: string | undefined;
   readonly priority?: JobPriority | undefined;
   readonly metadata?: Record<string, unknown> | undefined;
+  readonly notBefore?: string | undefined;
 }
 
 export type JobEnvelope = {

@@ -1,5 +1,6 @@
 import type { JobsOptions } from "bullmq";
 import type { Redis } from "ioredis";
+import type { ApprovalPolicy } from "../config.js";
 import { type FieldIssue, validate } from "../contract/field-issues.js";
 import { DEFAULT_PROVIDER_PROFILE, type ProviderProfile } from "../provider/profile.js";
 import { profileRequestIssues } from "../provider/requests.js";
@@ -8,6 +9,7 @@ import { AccountQueues } from "./account-queues.js";
 import { EnqueueValidationError, IdempotencyKeyReusedError } from "./enqueue-error.js";
 import { deriveIdempotencyKey, jobIdFor } from "./idempotency-key.js";
 import { type JobEnvelope, JobEnvelopeSchema, type JobInput } from "./job-envelope.js";
+import { type JobHold, jobHoldOf, notBeforeRule } from "./job-holds.js";
 import { JOB_KINDS } from "./job-kinds.js";
 import { type JobPriority, LANE_PRIORITY, laneWakeMessage } from "./lanes.js";
 import { accountQueueName } from "./queue-names.js";
@@ -34,6 +36,11 @@ export interface ProducerOptions {
   readonly profile?: ProviderProfile;
   /** The process's account queues, shared and closed by their owner; else the producer opens its own. */
   readonly queues?: AccountQueues;
+  /**
+   * Each account's approval policy (config.approvals): a job enqueued alone over its
+   * `jobsOver` amount waits for approval. Left out, no job does.
+   */
+  readonly approvals?: ReadonlyMap<string, ApprovalPolicy>;
 }
 
 export interface EnqueuedJob {
@@ -83,10 +90,13 @@ export class Producer {
     return (await this.enqueueKeyed(input)).job;
   }
 
-  /** `enqueue`, also saying whether the key already held this same request (a replay). */
-  async enqueueKeyed(input: JobInput): Promise<KeyedJob> {
+  /**
+   * `enqueue`, also saying whether the key already held this same request (a replay).
+   * `submittedBy` names who enqueues it: the one who may not approve it.
+   */
+  async enqueueKeyed(input: JobInput, submittedBy?: string): Promise<KeyedJob> {
     const envelope = this.envelopeOf(input);
-    const { jobs, uses } = await this.#enqueue([envelope], true, "urgent");
+    const { jobs, uses } = await this.#enqueue([envelope], true, "urgent", 0, submittedBy);
     return { job: jobs[0] as EnqueuedJob, replayed: uses[0] === "replayed" };
   }
 
@@ -150,6 +160,7 @@ export class Producer {
     refuse: boolean,
     lane: JobPriority,
     delayMs = 0,
+    submittedBy?: string,
   ): Promise<{ jobs: EnqueuedJob[]; uses: KeyClaim[] }> {
     const entries = envelopes.map((e) => this.#entry(e));
     // One job (enqueue) has no index in its errors; several (enqueueMany, batches) do.
@@ -169,6 +180,7 @@ export class Producer {
         envelopes.filter((_, i) => uses[i] === "new" || uses[i] === "pending"),
         lane,
         delayMs,
+        submittedBy,
       );
     } catch (error) {
       await this.#fingerprints.release(fresh).catch(() => undefined);
@@ -189,7 +201,13 @@ export class Producer {
   }
 
   /** Adds the jobs, a chunk and an account per addBulk. */
-  async #add(envelopes: readonly JobEnvelope[], lane: JobPriority, delayMs: number): Promise<void> {
+  async #add(
+    envelopes: readonly JobEnvelope[],
+    lane: JobPriority,
+    delayMs: number,
+    submittedBy: string | undefined,
+  ): Promise<void> {
+    const holds = await this.#writeHolds(envelopes, submittedBy);
     for (let i = 0; i < envelopes.length; i += ENQUEUE_CHUNK) {
       const byAccount = new Map<string, JobEnvelope[]>();
       for (const e of envelopes.slice(i, i + ENQUEUE_CHUNK)) {
@@ -203,10 +221,10 @@ export class Producer {
             name: envelope.kind,
             // The effective lane is kept in the envelope, so a replay can restore it.
             data: { envelope: { ...envelope, priority: envelope.priority ?? lane } },
-            opts: { ...this.#jobOptions(envelope, lane), ...(delayMs > 0 && { delay: delayMs }) },
+            opts: this.#jobOptions(envelope, lane, holds.get(envelope)?.delayMs ?? delayMs),
           })),
         );
-        if (delayMs === 0)
+        if (delayMs === 0 && holds.size === 0)
           await this.#wakeFor(
             account,
             list.filter((e) => (e.priority ?? lane) === "urgent").length,
@@ -284,6 +302,8 @@ export class Producer {
     const parsed = validate(JobEnvelopeSchema, { ...input, idempotencyKey: idempotencyKey ?? "x" });
     if (!parsed.success) issues.push(...parsed.issues);
     else {
+      const scheduleRule = notBeforeRule(parsed.data as JobEnvelope, Date.now());
+      if (scheduleRule !== undefined) issues.push({ field: "notBefore", rule: scheduleRule });
       const { kind, request } = parsed.data as JobEnvelope;
       const profile = this.#options.profile ?? DEFAULT_PROVIDER_PROFILE;
       for (const i of profileRequestIssues(
@@ -335,9 +355,36 @@ export class Producer {
     if (this.#ownsQueues) await this.#queues.close();
   }
 
-  #jobOptions(envelope: JobEnvelope, lane: JobPriority): JobsOptions {
+  /**
+   * Writes the hold of each job enqueued alone that something holds (its `notBefore`, or its
+   * approval), before the job exists: the gate reads it whenever the job comes up.
+   */
+  async #writeHolds(
+    envelopes: readonly JobEnvelope[],
+    submittedBy: string | undefined,
+  ): Promise<Map<JobEnvelope, JobHold>> {
+    const holds = new Map<JobEnvelope, JobHold>();
+    const now = Date.now();
+    for (const envelope of envelopes) {
+      const hold = jobHoldOf(this.#options.prefix, envelope, this.#entry(envelope).jobId, {
+        policy: this.#options.approvals?.get(envelope.account),
+        submittedBy,
+        now,
+      });
+      if (hold) holds.set(envelope, hold);
+    }
+    if (holds.size === 0) return holds;
+    const multi = this.#options.connection.multi();
+    for (const hold of holds.values())
+      multi.hset(hold.key, hold.fields).pexpire(hold.key, hold.delayMs + this.#options.retentionMs);
+    await multi.exec();
+    return holds;
+  }
+
+  #jobOptions(envelope: JobEnvelope, lane: JobPriority, delayMs = 0): JobsOptions {
     const retentionSeconds = Math.ceil(this.#options.retentionMs / 1000);
     return {
+      ...(delayMs > 0 && { delay: delayMs }),
       jobId: jobIdFor(envelope.account, envelope.idempotencyKey),
       priority: LANE_PRIORITY[envelope.priority ?? lane],
       attempts: this.#options.maxAttempts,

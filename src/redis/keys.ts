@@ -151,3 +151,12 @@ export const jobKeyOf = (job: JobAddress): string =>
  * the job, it lives exactly as long as the job (no TTL that could end while the job runs).
  */
 export const SENT_FIELD = "moneyqSent";
+
+/**
+ * What holds or ended a job enqueued alone, as a batch's meta does for its rows: awaiting
+ * approval, scheduled, or cancelled (hash, TTL). The rate gate reads it before the job's
+ * request leaves.
+ */
+export function jobHoldKey(prefix: string, account: string, jobId: string): string {
+  return `${prefix}:job-hold:${account}:${jobId}`;
+}

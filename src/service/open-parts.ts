@@ -10,6 +10,7 @@ import {
 import { AccountPauses } from "../queues/account-pauses.js";
 import { AccountQueues } from "../queues/account-queues.js";
 import { DeadLetters } from "../queues/dead-letters.js";
+import { JobControls } from "../queues/job-controls.js";
 import { Producer } from "../queues/producer.js";
 import { ResultsStore } from "../results/results-store.js";
 import { DEMO_API_KEY } from "../sandbox/options.js";
@@ -34,6 +35,8 @@ export interface SharedParts {
   readonly pauses: AccountPauses;
   /** The webhook delivery queue: the endpoint's stop, deliveries that gave up, redelivery. */
   readonly webhooks: WebhookDeliveries;
+  /** Cancel, approve and reject a job enqueued alone. */
+  readonly jobs: JobControls;
   /** Closes the producer and the queues (not the connection). Every step runs. */
   close(): Promise<void>;
 }
@@ -58,6 +61,7 @@ export function openParts(config: Config, connection: Redis): SharedParts {
     retentionMs: config.pipeline.retentionMs,
     profile: config.provider,
     queues,
+    approvals: config.approvals,
   });
   const results = new ResultsStore(connection, {
     prefix,
@@ -76,6 +80,13 @@ export function openParts(config: Config, connection: Redis): SharedParts {
     deadLetters: new DeadLetters(connection, prefix, results, queues),
     pauses: new AccountPauses(connection, prefix, queues.byAccount),
     webhooks,
+    jobs: new JobControls({
+      connection,
+      prefix,
+      producer,
+      results,
+      retentionMs: config.pipeline.retentionMs,
+    }),
     async close() {
       try {
         await producer.close();

@@ -298,6 +298,7 @@ async function startServiceApi(
     | "pauses"
     | "deadLetters"
     | "webhooks"
+    | "jobs"
   > & {
     readonly config: Config;
     readonly connection: Redis;
@@ -325,6 +326,7 @@ async function startServiceApi(
       pauses: parts.pauses,
       deadLetters: parts.deadLetters,
       webhooks: parts.webhooks,
+      jobs: parts.jobs,
       registry: runtime.registry,
       logger,
       bodyLimitBytes: config.api.bodyLimitBytes,

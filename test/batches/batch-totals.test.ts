@@ -1,12 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { approvalNeeded } from "../../src/batches/approval-policy.js";
-import {
-  compareDecimal,
-  decimalText,
-  requestedTotalFields,
-  rowMoney,
-  totalsOf,
-} from "../../src/batches/batch-totals.js";
+import { requestedTotalFields, totalsOf } from "../../src/batches/batch-totals.js";
+import { compareDecimal, decimalText, rowMoney } from "../../src/queues/job-money.js";
 
 describe("batch totals", () => {
   it.each([
@@ -55,12 +50,20 @@ describe("batch totals", () => {
 
   it("asks for approval per the account's policy", () => {
     const totals = totalsOf(requestedTotalFields([{ currency: "NGN", amount: "1000.01" }]));
-    const over = { allBatches: false, batchesOver: { NGN: "1000" }, expiresAfterMs: undefined };
+    const over = {
+      allBatches: false,
+      batchesOver: { NGN: "1000" },
+      jobsOver: {},
+      expiresAfterMs: undefined,
+    };
     expect(approvalNeeded(over, totals)).toEqual({ expiresAfterMs: undefined });
     expect(approvalNeeded({ ...over, batchesOver: { NGN: "1000.01" } }, totals)).toBeUndefined();
     expect(approvalNeeded({ ...over, batchesOver: { USD: "1" } }, totals)).toBeUndefined();
     expect(
-      approvalNeeded({ allBatches: true, batchesOver: {}, expiresAfterMs: 5_000 }, totals),
+      approvalNeeded(
+        { allBatches: true, batchesOver: {}, jobsOver: {}, expiresAfterMs: 5_000 },
+        totals,
+      ),
     ).toEqual({ expiresAfterMs: 5_000 });
     expect(approvalNeeded(undefined, totals)).toBeUndefined();
   });

@@ -4,6 +4,7 @@ import type { ApiDeps } from "../../src/api/api-deps.js";
 import { buildApi } from "../../src/api/start-api.js";
 import { AccountPauses } from "../../src/queues/account-pauses.js";
 import { DeadLetters } from "../../src/queues/dead-letters.js";
+import { JobControls } from "../../src/queues/job-controls.js";
 import { accountQueueName } from "../../src/queues/queue-names.js";
 import { WebhookDeliveries } from "../../src/webhooks/webhook-deliveries.js";
 import type { ServiceHarness } from "./service.js";
@@ -32,6 +33,13 @@ export function serviceApi(h: ServiceHarness, parts: Partial<ApiDeps> = {}) {
     pauses: new AccountPauses(h.redis(), prefix, queues),
     deadLetters: new DeadLetters(h.redis(), prefix, service.results),
     webhooks,
+    jobs: new JobControls({
+      connection: h.redis(),
+      prefix,
+      producer: service.producer,
+      results: service.results,
+      retentionMs: 60_000,
+    }),
     registry: service.registry,
     logger: service.logger,
     bodyLimitBytes: 1_000_000,

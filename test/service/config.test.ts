@@ -338,6 +338,7 @@ describe("loadConfig", () => {
     expect(config.approvals.get("default")).toEqual({
       allBatches: false,
       batchesOver: { NGN: "1000.50" },
+      jobsOver: {},
       expiresAfterMs: 60_000,
     });
     expect(issuesOf(policies([{ account: "nobody", batches: "all" }]))).toEqual([
@@ -347,7 +348,7 @@ describe("loadConfig", () => {
       },
     ]);
     expect(issuesOf(policies([{ account: "default" }]))).toEqual([
-      { variable: "MONEYQ_APPROVAL_POLICIES[0]", rule: "give batches or batchesOver" },
+      { variable: "MONEYQ_APPROVAL_POLICIES[0]", rule: "give batches, batchesOver or jobsOver" },
     ]);
     expect(issuesOf(policies([{ account: "default", batchesOver: { NGN: "1e5" } }]))).toEqual([
       {

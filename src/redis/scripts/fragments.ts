@@ -125,10 +125,11 @@ const OPTIONAL_EVENT_FIELDS = [
   .join(", ");
 
 /**
- * Lua function `batchEvent(stream, maxLen, meta, type, at)`: appends the batch event `type` to
- * the results stream in the event envelope (results/event-envelope.ts), with the batch's
- * summary and totals as its meta holds them. Its id derives from account, batch and type: a
- * batch has each type at most once, and a receiver sees the same id however it is delivered.
+ * Lua function `batchEvent(stream, maxLen, meta, type, at)`: appends the event `type` to the
+ * results stream in the event envelope (results/event-envelope.ts), with the batch's summary
+ * and totals as its meta holds them, or, from a job's hold (it has `jobId`), the job's. Its id
+ * derives from account, batch or job, and type: each type happens at most once to a batch or
+ * a job, and a receiver sees the same id however it is delivered.
  * Needs BATCH_TOTALS.
  */
 export const BATCH_EVENT = `
@@ -156,17 +157,25 @@ local function batchEvent(stream, maxLen, meta, type, at)
       b.units = nil
     end
   end
-  local data = {
-    batchId = m.id, account = m.account, kind = m.kind, state = m.state,
-    rows = n('rows'), accepted = n('accepted'), invalid = n('invalid'),
-    duplicates = n('duplicates'), finished = n('done'), counts = counts,
-    createdAt = m.createdAt
-  }
-  if next(totals) ~= nil then data.totals = totals end
+  local data
+  if m.jobId then
+    data = {
+      jobId = m.jobId, account = m.account, kind = m.kind,
+      idempotencyKey = m.idempotencyKey, state = m.state, createdAt = m.createdAt
+    }
+  else
+    data = {
+      batchId = m.id, account = m.account, kind = m.kind, state = m.state,
+      rows = n('rows'), accepted = n('accepted'), invalid = n('invalid'),
+      duplicates = n('duplicates'), finished = n('done'), counts = counts,
+      createdAt = m.createdAt
+    }
+    if next(totals) ~= nil then data.totals = totals end
+  end
   for _, field in ipairs({${OPTIONAL_EVENT_FIELDS}}) do
     if m[field] then data[field] = m[field] end
   end
-  local key = (m.account or '') .. '\\0' .. (m.id or '') .. '\\0' .. type
+  local key = (m.account or '') .. '\\0' .. (m.id or m.jobId or '') .. '\\0' .. type
   local id = 'evt_' .. string.sub(redis.sha1hex(key), 1, 32)
   local event = cjson.encode({ type = type, id = id, timestamp = at, data = data })
   redis.call('XADD', stream, 'MAXLEN', '~', maxLen, '*', 'event', event)

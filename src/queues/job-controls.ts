@@ -1,0 +1,158 @@
+import type { Job } from "bullmq";
+import type { Redis } from "ioredis";
+import { jobHoldKey } from "../redis/keys.js";
+import type { ResultsStore } from "../results/results-store.js";
+import type { JobData } from "./job-data.js";
+import type { Producer } from "./producer.js";
+import { CANCELLED_BY, type EventsTarget, WorkHolds } from "./work-holds.js";
+
+/** A job that cannot be cancelled or decided, with a stable code. */
+export class JobControlError extends Error {
+  readonly code:
+    | "job_not_found"
+    | "job_not_cancellable"
+    | "not_awaiting_approval"
+    | "approval_expired"
+    | "own_job";
+  constructor(code: JobControlError["code"], message: string) {
+    super(message);
+    this.name = "JobControlError";
+    this.code = code;
+  }
+}
+
+/** What a cancel or a decision did to a job. */
+export interface JobControlReport {
+  readonly jobId: string;
+  readonly account: string;
+  /** `cancelled`: removed before it was sent, with its result; `in_flight`: a worker holds it
+   * (it ends `cancelled` if its request had not left); `released`: approved, it may run. */
+  readonly outcome: "cancelled" | "in_flight" | "released" | "scheduled";
+}
+
+/**
+ * Cancel, approve and reject a job enqueued alone. A job's hold (redis/keys.ts, jobHoldKey)
+ * is what the rate gate reads before its request leaves: marked cancelled there, a job a
+ * worker holds is never sent; approved, a delayed job is released.
+ */
+export class JobControls {
+  readonly #redis: Redis;
+  readonly #prefix: string;
+  readonly #producer: Producer;
+  readonly #results: ResultsStore;
+  readonly #holds: WorkHolds;
+  readonly #retentionMs: number;
+
+  constructor(options: {
+    readonly connection: Redis;
+    readonly prefix: string;
+    readonly producer: Producer;
+    readonly results: ResultsStore & EventsTarget;
+    readonly retentionMs: number;
+  }) {
+    this.#redis = options.connection;
+    this.#prefix = options.prefix;
+    this.#producer = options.producer;
+    this.#results = options.results;
+    this.#holds = new WorkHolds(options.connection, options.results);
+    this.#retentionMs = options.retentionMs;
+  }
+
+  /** The hold of a job (awaiting approval, scheduled, cancelled), or undefined. */
+  async holdOf(account: string, jobId: string): Promise<Record<string, string> | undefined> {
+    const hold = await this.#redis.hgetall(jobHoldKey(this.#prefix, account, jobId));
+    return Object.keys(hold).length === 0 ? undefined : hold;
+  }
+
+  /**
+   * Cancels a job not sent yet: marked cancelled in its hold (the gate then never sends it),
+   * and removed with a `cancelled` result (`job_cancelled`) unless a worker holds it.
+   */
+  async cancel(account: string, job: Job<JobData>): Promise<JobControlReport> {
+    const jobId = job.id as string;
+    if ((await this.#results.recorded(account, jobId)) !== undefined)
+      throw new JobControlError("job_not_cancellable", `job ${jobId} has its result already`);
+    const key = jobHoldKey(this.#prefix, account, jobId);
+    await this.#redis
+      .multi()
+      .hset(key, {
+        jobId,
+        account,
+        state: "cancelled",
+        cancelReason: "cancelled",
+        cancelledAt: new Date().toISOString(),
+      })
+      .pexpire(key, this.#retentionMs)
+      .exec();
+    return this.#removeWithResult(account, job, "cancelled");
+  }
+
+  /** Approves a job awaiting approval, as `who` (not the one that enqueued it). */
+  async approve(account: string, job: Job<JobData>, who: string): Promise<JobControlReport> {
+    const jobId = job.id as string;
+    const state = await this.#decide(account, jobId, "approve", who);
+    const hold = await this.holdOf(account, jobId);
+    const delayMs = Math.max(0, Number(hold?.notBeforeMs ?? 0) - Date.now());
+    await this.#producer.release(account, jobId, delayMs);
+    return { jobId, account, outcome: state === "scheduled" ? "scheduled" : "released" };
+  }
+
+  /** Rejects a job awaiting approval, as `who`: it ends `cancelled` (`job_rejected`). */
+  async reject(account: string, job: Job<JobData>, who: string): Promise<JobControlReport> {
+    await this.#decide(account, job.id as string, "reject", who);
+    return this.#removeWithResult(account, job, "rejected");
+  }
+
+  async #decide(
+    account: string,
+    jobId: string,
+    decision: "approve" | "reject",
+    who: string,
+  ): Promise<string> {
+    const answer = await this.#holds.decide(
+      jobHoldKey(this.#prefix, account, jobId),
+      decision,
+      who,
+      "job",
+    );
+    if (answer.decided) return answer.state;
+    if (answer.reason === "own_work")
+      throw new JobControlError(
+        "own_job",
+        `job ${jobId} was enqueued by this token: another one must decide it`,
+      );
+    if (answer.reason === "expired")
+      throw new JobControlError("approval_expired", `job ${jobId}: its approval expired`);
+    throw new JobControlError(
+      "not_awaiting_approval",
+      `job ${jobId} is ${answer.state ?? "not held"}, not awaiting approval: there is nothing to decide`,
+    );
+  }
+
+  /** Removes the job if no worker holds it (then it can never be sent), recording its result. */
+  async #removeWithResult(
+    account: string,
+    job: Job<JobData>,
+    reason: "cancelled" | "rejected",
+  ): Promise<JobControlReport> {
+    const jobId = job.id as string;
+    if (!(await this.#producer.remove(account, jobId)))
+      return { jobId, account, outcome: "in_flight" };
+    const { envelope } = job.data;
+    const now = new Date();
+    await this.#results.emit({
+      jobId,
+      kind: envelope.kind,
+      account,
+      idempotencyKey: envelope.idempotencyKey,
+      ...(envelope.reference !== undefined && { reference: envelope.reference }),
+      result: "cancelled",
+      ...CANCELLED_BY.job[reason],
+      attempts: 0,
+      enqueuedAt: new Date(job.timestamp).toISOString(),
+      finishedAt: now.toISOString(),
+      durationMs: Math.max(0, now.getTime() - job.timestamp),
+    });
+    return { jobId, account, outcome: "cancelled" };
+  }
+}

@@ -1,0 +1,127 @@
+import type { Redis } from "ioredis";
+import { DECIDE_HELD_WORK } from "../redis/scripts/decide-held-work.js";
+import { defineScripts } from "../redis/scripts/script.js";
+
+/** Why held work was cancelled (a hold's `cancelReason`). */
+export type CancelReason = "cancelled" | "rejected" | "approval_expired";
+
+/** How each way of cancelling ends a job not sent yet: of a batch, or enqueued alone. */
+export const CANCELLED_BY: Readonly<
+  Record<"batch" | "job", Readonly<Record<CancelReason, { code: string; message: string }>>>
+> = {
+  batch: {
+    cancelled: {
+      code: "batch_cancelled",
+      message: "the batch was cancelled before this job was sent",
+    },
+    rejected: {
+      code: "batch_rejected",
+      message: "the batch was rejected by its approver; this job was never sent",
+    },
+    approval_expired: {
+      code: "approval_expired",
+      message: "the batch's approval expired before anyone approved it; this job was never sent",
+    },
+  },
+  job: {
+    cancelled: { code: "job_cancelled", message: "the job was cancelled before it was sent" },
+    rejected: {
+      code: "job_rejected",
+      message: "the job was rejected by its approver; it was never sent",
+    },
+    approval_expired: {
+      code: "approval_expired",
+      message: "the job's approval expired before anyone approved it; it was never sent",
+    },
+  },
+};
+
+/** A decision on work awaiting approval (a batch, or a job enqueued alone). */
+export type Decision = "approve" | "reject" | "expire";
+
+/** What DECIDE_HELD_WORK answered: the work's new state, or why it could not be decided. */
+export type DecisionAnswer =
+  | { readonly decided: true; readonly state: string }
+  | {
+      readonly decided: false;
+      readonly reason: "missing" | "not_awaiting" | "expired" | "not_expired" | "own_work";
+      readonly state?: string;
+    };
+
+/** Where events of decisions go: the results stream and its length (ResultsStore). */
+export interface EventsTarget {
+  readonly streamKey: string;
+  readonly maxLen: number;
+}
+
+type HoldsRedis = Redis & {
+  moneyqDecideHeldWork(
+    key: string,
+    stream: string,
+    decision: string,
+    who: string,
+    now: string,
+    maxLen: string,
+    events: string,
+  ): Promise<string[]>;
+};
+
+/**
+ * The holds on work not yet sent, kept in a hash the rate gate reads (a batch's meta, or a
+ * job's hold): `approval` pending until decided, `notBeforeMs`, `state` cancelled with its
+ * `cancelReason`. Decisions are made by one script on Redis's clock.
+ */
+export class WorkHolds {
+  readonly #redis: HoldsRedis;
+  readonly #events: EventsTarget;
+
+  constructor(redis: Redis, events: EventsTarget) {
+    defineScripts(redis, DECIDE_HELD_WORK);
+    this.#redis = redis as HoldsRedis;
+    this.#events = events;
+  }
+
+  /** What holds or ended the work whose hold is `key`. */
+  async holdOf(
+    key: string,
+  ): Promise<{ approvalPending: boolean; notBeforeMs: number; cancelReason: string | undefined }> {
+    const [approval, notBeforeMs, cancelReason] = await this.#redis.hmget(
+      key,
+      "approval",
+      "notBeforeMs",
+      "cancelReason",
+    );
+    return {
+      approvalPending: approval === "pending",
+      notBeforeMs: Number(notBeforeMs ?? 0),
+      cancelReason: cancelReason ?? undefined,
+    };
+  }
+
+  /**
+   * Decides the work whose hold is `key`, as `who`; its decision's event is `batch.*` or
+   * `job.*` as `events` says.
+   */
+  async decide(
+    key: string,
+    decision: Decision,
+    who: string,
+    events: "batch" | "job",
+  ): Promise<DecisionAnswer> {
+    const [answer, state] = await this.#redis.moneyqDecideHeldWork(
+      key,
+      this.#events.streamKey,
+      decision,
+      who,
+      new Date().toISOString(),
+      String(this.#events.maxLen),
+      events,
+    );
+    if (answer === "decided") return { decided: true, state: state as string };
+    return {
+      decided: false,
+      reason: answer as Exclude<DecisionAnswer, { decided: true }>["reason"],
+      ...(state !== undefined && { state }),
+    };
+  }
+}
