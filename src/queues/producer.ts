@@ -366,7 +366,10 @@ export class Producer {
     const holds = new Map<JobEnvelope, JobHold>();
     const now = Date.now();
     for (const envelope of envelopes) {
-      const hold = jobHoldOf(this.#options.prefix, envelope, this.#entry(envelope).jobId, {
+      // A batch's jobs are held by their batch: nothing to work out per row.
+      if (envelope.batchId !== undefined) continue;
+      const jobId = jobIdFor(envelope.account, envelope.idempotencyKey);
+      const hold = jobHoldOf(this.#options.prefix, envelope, jobId, {
         policy: this.#options.approvals?.get(envelope.account),
         submittedBy,
         now,
