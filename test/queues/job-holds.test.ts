@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { resultsStreamKey } from "../../src/redis/keys.js";
 import { EventEnvelope } from "../../src/results/event-envelope.js";
+import { bankJob } from "../fixtures/batches.js";
 import { ALPHA_TOKEN, until, useService } from "../helpers/service.js";
 
 const CHECKER_TOKEN = "tok_alpha_checker_0123456789";
@@ -14,21 +15,8 @@ const h = useService({
   MONEYQ_APPROVAL_POLICIES: JSON.stringify([{ account: "alpha", jobsOver: { NGN: "5000" } }]),
 });
 
-const payout = (key: string, amount: number, extra: Record<string, unknown> = {}) => ({
-  kind: "payout.bank",
-  idempotencyKey: key,
-  request: {
-    body: {
-      amount,
-      currency: "NGN",
-      bankCode: "044",
-      accountNumber: "0123456789",
-      accountName: "Ada Obi",
-      bankName: "Access Bank",
-    },
-  },
-  ...extra,
-});
+const payout = (key: string, amount: number, extra: Record<string, unknown> = {}) =>
+  bankJob({ idempotencyKey: key, ...extra }, { amount });
 const enqueue = (body: unknown) => h.api("POST", "/v1/jobs", { token: ALPHA_TOKEN, body });
 const status = (jobId: string) => h.api("GET", `/v1/jobs/${jobId}`, { token: ALPHA_TOKEN });
 const finished = (jobId: string) =>
