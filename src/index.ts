@@ -66,11 +66,6 @@ export {
 } from "./queues/index.js";
 export { ReplayConflictError } from "./queues/replay-conflict-error.js";
 export { createRedis } from "./redis/connection.js";
-export {
-  BATCH_EVENT_TYPES,
-  type BatchEventType,
-  EventEnvelope,
-} from "./results/event-envelope.js";
 export { JobResult, RESULT_KINDS, type ResultKind } from "./results/job-result.js";
 export { ResultsStore, type ResultsStoreOptions } from "./results/results-store.js";
 export type { Role } from "./service/roles.js";

@@ -3,25 +3,11 @@ import { z } from "zod";
 import type { JobResult } from "./job-result.js";
 
 /**
- * The batch events, each recorded once per batch by the script that moves the batch into the
- * state it names (redis/scripts/batch-events.ts).
- */
-export const BATCH_EVENT_TYPES = [
-  "batch.awaiting_approval",
-  "batch.approved",
-  "batch.rejected",
-  "batch.started",
-  "batch.completed",
-  "batch.completed_with_failures",
-  "batch.cancelled",
-] as const;
-export type BatchEventType = (typeof BATCH_EVENT_TYPES)[number];
-
-/**
  * Every entry of the results stream and every webhook body: `type` says what happened
- * (`job.<result>` or a batch event), `id` is unique and kept on redelivery (receivers
- * deduplicate on it; webhooks send it as `webhook-id`), `timestamp` is when it happened,
- * `data` the job's result or the batch's summary.
+ * (`job.<result>`, `job.approved`, `job.rejected`, or a batch event: docs/batches.md), `id`
+ * is unique and kept on redelivery (receivers deduplicate on it; webhooks send it as
+ * `webhook-id`), `timestamp` is when it happened, `data` the job's result or the summary of
+ * the batch or held job.
  */
 export const EventEnvelope = z.object({
   type: z.string(),
