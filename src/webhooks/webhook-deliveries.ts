@@ -4,7 +4,7 @@ import type { Redis } from "ioredis";
 import { webhookEndpointKey } from "../redis/keys.js";
 
 export const WEBHOOK_QUEUE = "webhooks";
-/** A delivery job's id: its event id (the results stream entry), prefixed. */
+/** A delivery job's id: its event's id (the envelope's, or an earlier bare result's stream entry), prefixed. */
 export const deliveryJobId = (eventId: string): string => `wh_${eventId}`;
 const FAILED_PAGE = 200;
 
