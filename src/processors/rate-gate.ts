@@ -50,7 +50,7 @@ export type Clearance =
 
 interface SlotRequest {
   readonly weight: number;
-  readonly batchKey: string | undefined;
+  readonly holdKey: string | undefined;
   readonly options: SlotOptions;
 }
 
@@ -99,13 +99,14 @@ export class RateGate {
   /**
    * Reserves the next slot for one request of `account`, limited to `perSecond`. A `weight` of 2
    * also keeps the following slot free: for a request that may leave late (a process's first).
-   * With `batchKey`, no slot is taken when that batch was cancelled.
+   * With `holdKey` (a batch's meta, or a job's hold), no slot is taken while it holds the job
+   * (awaiting approval, scheduled) or once it was cancelled.
    */
   reserve(
     account: string,
     perSecond: number,
     weight = 1,
-    batchKey?: string,
+    holdKey?: string,
     options: SlotOptions = {},
   ): Promise<Reservation> {
     const laneKey = `${account}\n${perSecond}\n${options.queueKey ?? ""}`;
@@ -117,7 +118,7 @@ export class RateGate {
       );
       this.#lanes.set(laneKey, lane);
     }
-    return lane.add({ weight, batchKey, options });
+    return lane.add({ weight, holdKey, options });
   }
 
   /**
@@ -172,11 +173,11 @@ export class RateGate {
     ];
     for (const r of requests) {
       const { lock, sentKey, lane = "urgent" } = r.options;
-      keys.push(r.batchKey ?? rateKey, lock?.key ?? rateKey, sentKey ?? rateKey);
+      keys.push(r.holdKey ?? rateKey, lock?.key ?? rateKey, sentKey ?? rateKey);
       args.push(
         String(r.weight),
         String(LANE_PRIORITY[lane]),
-        r.batchKey === undefined ? "0" : "1",
+        r.holdKey === undefined ? "0" : "1",
         lock?.token ?? "",
         sentKey === undefined ? "0" : "1",
       );

@@ -23,13 +23,13 @@ const SLOT_TRIES = 3;
 export interface SlotRequest {
   readonly account: string;
   readonly perSecond: number;
-  readonly batchKey: string | undefined;
+  readonly holdKey: string | undefined;
   readonly options: SlotOptions;
 }
 
 /**
- * "send" now; or the job ends: its batch was cancelled, or its request already left; or its
- * batch holds it (`heldMs`, 0 until the batch is approved).
+ * "send" now; or the job ends: it (or its batch) was cancelled, or its request already left;
+ * or its hold (its batch's, or its own) keeps it (`heldMs`, 0 until it is approved).
  */
 export type SlotAnswer = "send" | "cancelled" | "already_sent" | { readonly heldMs: number };
 
@@ -51,7 +51,7 @@ export function slotRequestOf(run: JobRun, prefix: string): SlotRequest {
   return {
     account: envelope.account,
     perSecond: run.account.ratePerSecond,
-    batchKey: state.phase === "submit" ? holdKeyOf(envelope, job.id as string, prefix) : undefined,
+    holdKey: state.phase === "submit" ? holdKeyOf(envelope, job.id as string, prefix) : undefined,
     options: {
       lane,
       queueKey: job.queueQualifiedName,
@@ -83,7 +83,7 @@ export class SlotTaker {
    * a request that records "sent" is always cleared, as clearance records it.
    */
   async take(job: Job, signal: AbortSignal | undefined, request: SlotRequest): Promise<SlotAnswer> {
-    const { account, perSecond, batchKey, options } = request;
+    const { account, perSecond, holdKey, options } = request;
     let misses = 0;
     for (;;) {
       stopIfAborted(job, signal);
@@ -93,7 +93,7 @@ export class SlotTaker {
       // Lateness counts from when the reservation left, not when its answer came back: the
       // slot was set somewhere in between, so this errs on the side of the limit.
       const asked = performance.now();
-      const slot = await this.#deps.gate.reserve(account, perSecond, weight, batchKey, options);
+      const slot = await this.#deps.gate.reserve(account, perSecond, weight, holdKey, options);
       if (!slot.reserved) {
         if ("cancelled" in slot) return "cancelled";
         if ("alreadySent" in slot) return "already_sent";

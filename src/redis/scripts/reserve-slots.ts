@@ -24,14 +24,15 @@ import type { Script } from "./script.js";
  *
  * KEYS: 1 slot (tat), 2 lane state (hash: run, bulkBy), 3 the account's pause, 4 its operator
  * pause, 5 the queue's prioritized set, 6 hand-back count, 7 bulk slots reserved ahead
- * (zset); then per request i, from 8 + 3(i - 1): batch meta, job lock, job hash.
+ * (zset); then per request i, from 8 + 3(i - 1): its hold (a batch's meta or a job's hold),
+ * job lock, job hash.
  * ARGV: 1 interval, 2 maxAhead, 3 bulkAhead, 4 cap, 5 slack; then per request, from
- * 6 + 5(i - 1): weight, lane priority, batch flag, lock token ('' for none), sent flag ('1':
+ * 6 + 5(i - 1): weight, lane priority, hold flag ('1': read its hold), lock token ('' for none), sent flag ('1':
  * refused when the job's hash has its "sent" field; clearance sets it).
  * Answers three values a request: status, value (a delay or a wait, in ms), and the slot's time
  * on Redis's clock when one was reserved. Status: 0 retry in (value), 1 reserved (value: delay),
- * 2 batch cancelled, 3 paused (value: ms), 4 held by an operator, 5 lock lost, 6 hand the job
- * back (yield), 7 already sent, 8 held by its batch (value: ms, or 0 until it is approved).
+ * 2 cancelled (its batch or itself), 3 paused (value: ms), 4 held by an operator, 5 lock lost, 6 hand the job
+ * back (yield), 7 already sent, 8 held by its hold (value: ms, or 0 until it is approved).
  */
 export const RESERVE_SLOTS: Script = {
   name: "moneyqReserveSlots",
