@@ -63,9 +63,6 @@ type BatchRedis = Redis & {
   ): Promise<string | null>;
 };
 
-/** Where batch events go: the results stream and its length (ResultsStore). */
-export type BatchEventsTarget = EventsTarget;
-
 /**
  * The state of each batch, in its meta hash, and the moves between states:
  *
@@ -89,10 +86,10 @@ export type BatchEventsTarget = EventsTarget;
 export class BatchStore {
   readonly #redis: BatchRedis;
   readonly #prefix: string;
-  readonly #events: BatchEventsTarget;
+  readonly #events: EventsTarget;
   readonly #holds: WorkHolds;
 
-  constructor(redis: Redis, prefix: string, events: BatchEventsTarget) {
+  constructor(redis: Redis, prefix: string, events: EventsTarget) {
     defineScripts(redis, BEGIN_BATCH_SUBMIT, SET_BATCH_ROWS, BATCH_QUEUED, CANCEL_BATCH);
     this.#redis = redis as BatchRedis;
     this.#prefix = prefix;
