@@ -27,7 +27,7 @@ import {
 } from "./batch-errors.js";
 import { BATCH_KINDS, type BatchKind } from "./batch-kinds.js";
 import type { RowSource } from "./batch-rows.js";
-import { type BatchState, BatchStore } from "./batch-store.js";
+import { type BatchState, BatchStore, isCancellable } from "./batch-store.js";
 import {
   type BatchTotals,
   refusedTotalIncrements,
@@ -648,10 +648,8 @@ export class Batches {
   /** Whether the batch was approved and may still have jobs to release. */
   async #releasing(account: string, batchId: string): Promise<boolean> {
     const status = await this.status(account, batchId);
-    return (
-      status.approval?.state === "approved" &&
-      ["scheduled", "queued", "running"].includes(status.state)
-    );
+    // Approved, it is past validation and approval: cancellable means not finished yet.
+    return status.approval?.state === "approved" && isCancellable(status.state);
   }
 
   /** Removes the batch's jobs that no worker holds, recording `ending` as their result. */
