@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
+import { BatchStore } from "../../src/batches/batch-store.js";
 import { resultsStreamKey } from "../../src/redis/keys.js";
 import { EventEnvelope } from "../../src/results/event-envelope.js";
 import { JobResult } from "../../src/results/job-result.js";
-import { ALPHA_TOKEN, BETA_TOKEN, bankCsv, until, useService } from "../helpers/service.js";
+import { ALPHA_TOKEN, BETA_TOKEN, bankCsv, batchFinished, useService } from "../helpers/service.js";
 
 const CHECKER_TOKEN = "tok_alpha_checker_0123456789";
 const CLERK_TOKEN = "tok_alpha_clerk_01234567890";
@@ -32,11 +33,7 @@ const submit = (token: string, batchId: string, csv: string, query = "") =>
   h.api("POST", `/v1/batches?kind=payout.bank&batchId=${batchId}${query}`, { token, csv });
 const status = (token: string, batchId: string) =>
   h.api("GET", `/v1/batches/${batchId}`, { token });
-const finished = (token: string, batchId: string) =>
-  until(
-    () => status(token, batchId),
-    (r) => r.body?.finishedAt !== undefined,
-  );
+const finished = (token: string, batchId: string) => batchFinished(h, token, batchId);
 
 /** The idempotency keys of a batch's rows, from its report. */
 async function keysOf(token: string, batchId: string): Promise<string[]> {
@@ -127,6 +124,28 @@ describe("maker-checker approval", () => {
     expect(stream.results).toHaveLength(12);
     const approvedEvent = stream.all.find((e) => e.type === "batch.approved");
     expect(approvedEvent?.data).toMatchObject({ approvedBy: "alpha-checker", state: "queued" });
+  });
+
+  it("approving an approved batch again releases jobs a cut-short release left held", async () => {
+    expect((await submit(ALPHA_TOKEN, "payroll-resume", bankCsv("resume", 12))).status).toBe(202);
+    const keys = await keysOf(ALPHA_TOKEN, "payroll-resume");
+    // The decision is recorded, then the approving process stops before it releases any job.
+    const store = new BatchStore(h.redis(), h.config().redisPrefix, h.service().results);
+    expect(await store.decide("alpha", "payroll-resume", "approve", "alpha-checker")).toBe(
+      "queued",
+    );
+    await pause(1_000);
+    expect(await sentWith(keys)).toEqual(keys.map(() => 0));
+    const again = await h.api("POST", "/v1/batches/payroll-resume/approve", {
+      token: CHECKER_TOKEN,
+    });
+    expect(again.status).toBe(200);
+    expect(again.body.jobs).toBe(12);
+    expect((await finished(ALPHA_TOKEN, "payroll-resume")).body.state).toBe("completed");
+    expect(await sentWith(keys)).toEqual(keys.map(() => 1));
+    expect(
+      (await streamOf("payroll-resume")).batchEvents.filter((e) => e === "batch.approved"),
+    ).toHaveLength(1);
   });
 
   it("a batch under the threshold runs at once", async () => {

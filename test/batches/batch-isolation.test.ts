@@ -9,7 +9,7 @@ import {
   BETA_TOKEN,
   BOTH_TOKEN,
   bankCsv,
-  until,
+  batchFinished,
   useService,
 } from "../helpers/service.js";
 
@@ -20,11 +20,7 @@ const submit = (token: string, batchId: string, csv: string) =>
   h.api("POST", `/v1/batches?kind=payout.bank&batchId=${batchId}`, { token, csv });
 const status = (token: string, batchId: string) =>
   h.api("GET", `/v1/batches/${batchId}`, { token });
-const finished = (token: string, batchId: string) =>
-  until(
-    () => status(token, batchId),
-    (r) => r.body?.finishedAt !== undefined,
-  );
+const finished = (token: string, batchId: string) => batchFinished(h, token, batchId);
 const references = async (token: string, batchId: string) =>
   (await h.api("GET", `/v1/batches/${batchId}/results?format=jsonl`, { token })).text
     .trim()

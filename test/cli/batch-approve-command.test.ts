@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../helpers/cli.js";
-import { ALPHA_TOKEN, bankCsv, until, useService } from "../helpers/service.js";
+import { ALPHA_TOKEN, bankCsv, batchFinished, useService } from "../helpers/service.js";
 
 const CHECKER_TOKEN = "tok_alpha_checker_0123456789";
 const CLERK_TOKEN = "tok_alpha_clerk_01234567890";
@@ -82,10 +82,7 @@ describe("moneyq batch approve|reject", { timeout: 60_000 }, () => {
       "batch cli-approve approved by alpha-checker: 3 jobs released",
     );
     expect(approved.stdout).toMatch(/approval\s+approved by alpha-checker/);
-    const done = await until(
-      () => h.api("GET", "/v1/batches/cli-approve", { token: ALPHA_TOKEN }),
-      (r) => r.body?.finishedAt !== undefined,
-    );
+    const done = await batchFinished(h, ALPHA_TOKEN, "cli-approve");
     expect(done.body).toMatchObject({ state: "completed", counts: { succeeded: 3 } });
     const status = await cli(["batch", "status", "cli-approve"]);
     expect(status.stdout).toMatch(/NGN\s+3 \/ 306\s+0 \/ 0\s+3 \/ 306/);
@@ -109,5 +106,55 @@ describe("moneyq batch approve|reject", { timeout: 60_000 }, () => {
       jobs: 2,
       status: { state: "cancelled", cancelReason: "rejected", counts: { cancelled: 2 } },
     });
+  });
+
+  it("submits with --not-before: scheduled, submitted by cli, approvable by any token", async () => {
+    const file = join(dir, "later.csv");
+    await writeFile(file, bankCsv("clilater", 2));
+    const notBefore = new Date(Date.now() + 60_000).toISOString();
+    const bad = await cli([
+      "batch",
+      "submit",
+      file,
+      "--kind",
+      "payout.bank",
+      "--account",
+      "alpha",
+      "--not-before",
+      "soon",
+    ]);
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toContain("--not-before: must be an ISO 8601 time with its offset");
+    const submitted = await cli([
+      "batch",
+      "submit",
+      file,
+      "--kind",
+      "payout.bank",
+      "--account",
+      "alpha",
+      "--batch-id",
+      "cli-later",
+      "--not-before",
+      notBefore,
+      "--json",
+    ]);
+    expect(submitted.code).toBe(0);
+    expect(JSON.parse(submitted.stdout).status).toMatchObject({
+      submittedBy: "cli",
+      notBefore,
+      approval: { state: "pending" },
+    });
+    const approved = await cli([
+      "batch",
+      "approve",
+      "cli-later",
+      "--json",
+      "--token-file",
+      await tokenFile("ops", ALPHA_TOKEN),
+    ]);
+    expect(approved.code).toBe(0);
+    expect(JSON.parse(approved.stdout).status).toMatchObject({ state: "scheduled", notBefore });
+    await cli(["batch", "cancel", "cli-later"]);
   });
 });

@@ -117,6 +117,14 @@ export function useService(env: Record<string, string> = {}): ServiceHarness {
   };
 }
 
+/** Polls a batch's status through the API until it has finished; answers that reading. */
+export function batchFinished(h: ServiceHarness, token: string, batchId: string) {
+  return until(
+    () => h.api("GET", `/v1/batches/${batchId}`, { token }),
+    (r) => r.body?.finishedAt !== undefined,
+  );
+}
+
 /** Polls `read` every 50 ms until `done` holds, for 20 s unless told; returns that reading. */
 export function until<T>(
   read: () => Promise<T>,
