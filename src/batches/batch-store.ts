@@ -1,6 +1,6 @@
 import type { Redis } from "ioredis";
 import { type Decision, type EventsTarget, WorkHolds } from "../queues/work-holds.js";
-import { batchKeys } from "../redis/keys.js";
+import { batchIndexKey, batchKeys } from "../redis/keys.js";
 import { BATCH_QUEUED } from "../redis/scripts/batch-queued.js";
 import { BEGIN_BATCH_SUBMIT } from "../redis/scripts/begin-batch-submit.js";
 import { CANCEL_BATCH } from "../redis/scripts/cancel-batch.js";
@@ -37,8 +37,12 @@ type BatchRedis = Redis & {
   moneyqBeginSubmit(
     meta: string,
     lease: string,
+    index: string,
     token: string,
     ms: string,
+    digest: string,
+    batchId: string,
+    createdMs: string,
     ...fields: string[]
   ): Promise<string>;
   moneyqSetRows(
@@ -117,9 +121,12 @@ export class BatchStore {
     return (await this.#redis.moneyqBeginSubmit(
       keys.meta,
       keys.submitting,
+      batchIndexKey(this.#prefix, account),
       lease.token,
       String(lease.ms),
       digest,
+      batchId,
+      String(Date.parse(String(meta.createdAt)) || Date.now()),
       ...fields,
     )) as BeginOutcome;
   }

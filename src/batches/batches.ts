@@ -25,6 +25,7 @@ import {
   BatchSubmissionBusyError,
   type RowIssue,
 } from "./batch-errors.js";
+import { BatchIndex } from "./batch-index.js";
 import { BATCH_KINDS, type BatchKind } from "./batch-kinds.js";
 import type { RowSource } from "./batch-rows.js";
 import { type BatchState, BatchStore, isCancellable } from "./batch-store.js";
@@ -196,6 +197,7 @@ export class Batches {
   readonly #redis: BatchRedis;
   readonly #options: BatchesOptions;
   readonly #store: BatchStore;
+  readonly #index: BatchIndex;
 
   constructor(options: BatchesOptions) {
     const redis = options.connection;
@@ -203,6 +205,7 @@ export class Batches {
     this.#redis = redis as BatchRedis;
     this.#options = options;
     this.#store = new BatchStore(redis, options.prefix, options.results);
+    this.#index = new BatchIndex(redis, options.prefix);
   }
 
   /**
@@ -540,6 +543,28 @@ export class Batches {
       submittedBy: meta.submittedBy,
       approval: approvalOf(meta),
     };
+  }
+
+  /**
+   * The newest batches of `accounts` in one of `states` (any when empty), at most `limit`;
+   * `more` when others may match.
+   */
+  async list(
+    accounts: readonly string[],
+    states: readonly BatchState[],
+    limit: number,
+  ): Promise<{ batches: BatchStatus[]; more: boolean }> {
+    const page = await this.#index.list(accounts, states, limit);
+    const statuses = await Promise.all(
+      page.batches.map((b) =>
+        this.status(b.account, b.batchId).catch((error: unknown) => {
+          // Gone between the index and its status: a refused submission deleted it.
+          if (error instanceof BatchNotFoundError) return undefined;
+          throw error;
+        }),
+      ),
+    );
+    return { batches: statuses.filter((s) => s !== undefined), more: page.more };
   }
 
   /**

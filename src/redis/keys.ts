@@ -51,6 +51,24 @@ export function batchKeys(prefix: string, account: string, batchId: string) {
   };
 }
 
+/** An account's batches, newest last: a sorted set of batch ids by creation time (ms). */
+export function batchIndexKey(prefix: string, account: string): string {
+  return `${prefix}:batch-index:${account}`;
+}
+
+/**
+ * Set once an account's batch index holds the batches written before there was an index (they
+ * are found by SCAN, once).
+ */
+export function batchIndexBuiltKey(prefix: string, account: string): string {
+  return `${prefix}:batch-index-built:${account}`;
+}
+
+/** The SCAN pattern of an account's batch metas. */
+export function batchMetaPattern(prefix: string, account: string): string {
+  return `${prefix}:batch:${account}:*`;
+}
+
 /** An account's batch references: reference → the batch that holds it. */
 export function batchReferencesKey(prefix: string, account: string): string {
   return `${prefix}:refs:${account}`;
