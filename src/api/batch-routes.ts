@@ -12,16 +12,19 @@ import {
 } from "../batches/batch-errors.js";
 import type { BatchKind } from "../batches/batch-kinds.js";
 import { csvRows, jsonRows, type RowSource } from "../batches/batch-rows.js";
+import type { BatchState } from "../batches/batch-store.js";
 import type { Batches } from "../batches/batches.js";
 import { KEY_REUSED } from "../batches/key-reuse.js";
 import { renderReport } from "../batches/report-format.js";
 import { validate } from "../contract/field-issues.js";
 import { IdempotencyKeyReusedError } from "../queues/enqueue-error.js";
+import type { ReportLine } from "../results/report-line.js";
 import type { ApiRouter, AuthRouteSpec, Handled } from "./api-app.js";
 import { ApiError, invalidRequest, notFound } from "./api-error.js";
 import { accountOf, type Caller } from "./auth.js";
 import {
   AccountQuery,
+  BatchListQuery,
   BatchParams,
   ResultsQuery,
   SubmitBatchBody,
@@ -37,9 +40,10 @@ interface SubmitQuery {
   readonly notBefore?: string | undefined;
 }
 
-/** Bulk batches: submit (JSON or CSV, dry run, partial), status, results, cancel. */
+/** Bulk batches: submit (JSON or CSV, dry run, partial), list, status, results, cancel. */
 export function registerBatchRoutes(router: ApiRouter): void {
   registerSubmit(router);
+  registerList(router);
   registerStatus(router);
   registerResults(router);
   registerCancel(router);
@@ -240,6 +244,25 @@ function addBatchRoute<Q extends { account?: string }>(
   );
 }
 
+function registerList(router: ApiRouter): void {
+  router.add<undefined, { account?: string; state?: BatchState[]; limit?: number }>(
+    {
+      method: "GET",
+      url: "/v1/batches",
+      summary:
+        "The newest batches of an account (or of every account of the token), optionally in given states",
+      auth: true,
+      permission: "read",
+      query: BatchListQuery,
+    },
+    async ({ caller, query }) => {
+      const accounts =
+        query.account === undefined ? caller.accounts : [accountOf(caller, query.account)];
+      return router.deps.batches.list(accounts, query.state ?? [], query.limit ?? 50);
+    },
+  );
+}
+
 function registerStatus(router: ApiRouter): void {
   addBatchRoute<{ account?: string }>(
     router,
@@ -254,7 +277,7 @@ function registerStatus(router: ApiRouter): void {
 }
 
 function registerResults(router: ApiRouter): void {
-  addBatchRoute<{ format?: "csv" | "jsonl"; account?: string }>(
+  addBatchRoute<{ format?: "csv" | "jsonl"; account?: string; result?: string[] }>(
     router,
     {
       method: "GET",
@@ -265,7 +288,8 @@ function registerResults(router: ApiRouter): void {
     },
     async ({ params, query, request, reply }, account) => {
       const { batchId } = params;
-      const lines = await router.deps.batches.openReport(account, batchId);
+      const all = await router.deps.batches.openReport(account, batchId);
+      const lines = query.result === undefined ? all : onlyResults(all, query.result);
       const { totals } = await router.deps.batches.status(account, batchId);
       const csv =
         query.format === "csv" ||
@@ -300,6 +324,13 @@ function registerCancel(router: ApiRouter): void {
       }
     },
   );
+}
+
+async function* onlyResults(
+  lines: AsyncIterable<ReportLine>,
+  results: readonly string[],
+): AsyncGenerator<ReportLine> {
+  for await (const line of lines) if (results.includes(line.result)) yield line;
 }
 
 /** Fails the stream with BatchFileError("too_large") past `limit` bytes. */

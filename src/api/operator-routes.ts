@@ -4,27 +4,38 @@ import type { ApiRouter } from "./api-app.js";
 import { ApiError, notFound } from "./api-error.js";
 import { accountOf } from "./auth.js";
 import {
-  AccountListQuery,
   AccountParams,
   AccountQuery,
+  DeadLetterQuery,
   JobParams,
   PauseBody,
 } from "./request-schemas.js";
+
+interface DeadLetterSearch {
+  readonly account?: string;
+  readonly limit?: number;
+  readonly reference?: string;
+  readonly idempotencyKey?: string;
+}
 
 /** Dead letters and replay; pausing and resuming an account's queue. */
 export function registerOperatorRoutes(router: ApiRouter): void {
   const { deadLetters, pauses } = router.deps;
 
-  addAccountQueryRoute<{ account?: string; limit?: number }>(
+  addAccountQueryRoute<DeadLetterSearch>(
     router,
     {
       url: "/v1/dead-letters",
-      summary: "Jobs that ended failed, rejected or needs_reconciliation, newest first",
-      query: AccountListQuery,
+      summary:
+        "Jobs that ended failed, rejected or needs_reconciliation, newest first; or those of one reference or idempotency key",
+      query: DeadLetterQuery,
     },
-    async (account, query) => ({
+    async (account, { limit = 100, reference, idempotencyKey }) => ({
       account,
-      deadLetters: await deadLetters.list(account, 0, (query.limit ?? 100) - 1),
+      deadLetters:
+        reference === undefined && idempotencyKey === undefined
+          ? await deadLetters.list(account, 0, limit - 1)
+          : await deadLetters.find(account, { reference, idempotencyKey }, limit),
     }),
   );
 
@@ -60,20 +71,41 @@ export function registerOperatorRoutes(router: ApiRouter): void {
     {
       method: "GET",
       url: "/v1/accounts",
-      summary: "The caller's accounts and which are paused",
+      summary:
+        "The caller's accounts: which are paused (by an operator or a refused key) or held by a provider's 429",
       auth: true,
       permission: "read",
     },
     async ({ caller }) => {
       const paused = new Map((await pauses.list()).map((p) => [p.account, p]));
+      const limited = await pauses.rateLimited(caller.accounts);
+      const now = Date.now();
       return {
         accounts: caller.accounts.map((alias) => ({
           alias,
           paused: paused.has(alias),
           ...(paused.has(alias) && { pause: paused.get(alias) }),
+          ...(limited.has(alias) && {
+            rateLimitedUntil: new Date(now + (limited.get(alias) as number)).toISOString(),
+          }),
         })),
       };
     },
+  );
+
+  router.add(
+    {
+      method: "GET",
+      url: "/v1/me",
+      summary: "The calling token: its name, accounts and permissions",
+      auth: true,
+      permission: "read",
+    },
+    async ({ caller }) => ({
+      name: caller.name,
+      accounts: caller.accounts,
+      permissions: caller.permissions,
+    }),
   );
 
   router.add<{ alias: string }, undefined, { reason?: string } | undefined>(

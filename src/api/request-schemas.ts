@@ -1,8 +1,10 @@
 import { z } from "zod";
 import { BATCH_KIND_NAMES } from "../batches/batch-kinds.js";
+import { BATCH_STATES, type BatchState } from "../batches/batch-store.js";
 import { IdempotencyKey } from "../contract/headers.js";
 import { ACCOUNT_ALIAS_PATTERN } from "../queues/job-envelope.js";
 import { JOB_KIND_NAMES } from "../queues/job-kinds.js";
+import { RESULT_KINDS } from "../results/job-result.js";
 
 const flag = z.enum(["true", "false"]).transform((v) => v === "true");
 const account = z.string().regex(ACCOUNT_ALIAS_PATTERN, {
@@ -56,9 +58,38 @@ export const SubmitBatchQuery = z.strictObject({
 
 export const BatchParams = z.strictObject({ batchId });
 
+/** A comma-separated list of values, each one of `values`. */
+const listOf = <T extends string>(values: readonly T[], what: string) =>
+  z
+    .string()
+    .transform((text) => text.split(","))
+    .refine((items) => items.every((item) => (values as readonly string[]).includes(item)), {
+      message: `must be a comma-separated list of ${what}: ${values.join(", ")}`,
+    })
+    .transform((items) => [...new Set(items)] as T[]);
+
+/** What a report line's `result` can be: a job result, or why the row has none. */
+const REPORT_RESULTS = [...RESULT_KINDS, "queued", "invalid", "duplicate"] as const;
+
 export const ResultsQuery = z.strictObject({
   format: z.enum(["csv", "jsonl"]).optional(),
   account: account.optional(),
+  /** Only the lines whose result is one of these. */
+  result: listOf(REPORT_RESULTS, "results").optional(),
+});
+
+const limit = (max: number) =>
+  z
+    .string()
+    .regex(/^\d+$/, { message: "must be a whole number" })
+    .transform(Number)
+    .refine((n) => n >= 1 && n <= max, { message: `must be 1 to ${max}` });
+
+/** GET /v1/batches: the newest batches of one account (or every account of the token). */
+export const BatchListQuery = z.strictObject({
+  account: account.optional(),
+  state: listOf<BatchState>(BATCH_STATES, "batch states").optional(),
+  limit: limit(500).optional(),
 });
 
 export const JobParams = z.strictObject({
@@ -77,12 +108,13 @@ export const AccountQuery = z.strictObject({ account: account.optional() });
 /** A list of one of the caller's accounts (dead letters, failed webhook deliveries), newest first. */
 export const AccountListQuery = z.strictObject({
   account: account.optional(),
-  limit: z
-    .string()
-    .regex(/^\d+$/, { message: "must be a whole number" })
-    .transform(Number)
-    .refine((n) => n >= 1 && n <= 1000, { message: "must be 1 to 1000" })
-    .optional(),
+  limit: limit(1000).optional(),
+});
+
+/** GET /v1/dead-letters: a list, or the dead letters of one reference or one key. */
+export const DeadLetterQuery = AccountListQuery.extend({
+  reference: z.string().min(1).max(200).optional(),
+  idempotencyKey: IdempotencyKey.optional(),
 });
 
 export const AccountParams = z.strictObject({ alias: account });

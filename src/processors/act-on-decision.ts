@@ -92,7 +92,7 @@ async function pauseAccount(
   run: JobRun,
   message: string,
 ): Promise<never> {
-  await deps.pauses.pause(run.envelope.account, message);
+  await deps.pauses.pause(run.envelope.account, message, "key_refused");
   deps.logger.error(
     { ...run.log, outcome: "account_paused" },
     "provider refused the account's key: account paused until resumed",

@@ -1,11 +1,16 @@
 import type { Queue } from "bullmq";
 import type { Redis } from "ioredis";
-import { accountPauseKey, legacyJobKeys } from "../redis/keys.js";
+import { accountPauseKey, legacyJobKeys, rateKeys } from "../redis/keys.js";
+
+/** Who paused an account: an operator, or moneyq when the provider refused its key. */
+export type PauseCause = "operator" | "key_refused";
 
 export interface AccountPause {
   readonly account: string;
   readonly reason: string;
   readonly pausedAt: string;
+  /** Absent on a pause recorded by an earlier release. */
+  readonly cause?: PauseCause;
 }
 
 /**
@@ -24,9 +29,9 @@ export class AccountPauses {
     this.#queues = queues;
   }
 
-  async pause(account: string, reason: string): Promise<void> {
+  async pause(account: string, reason: string, cause: PauseCause = "operator"): Promise<void> {
     await this.#queue(account).pause();
-    const entry: AccountPause = { account, reason, pausedAt: new Date().toISOString() };
+    const entry: AccountPause = { account, reason, pausedAt: new Date().toISOString(), cause };
     await this.#redis.set(accountPauseKey(this.#prefix, account), JSON.stringify(entry));
   }
 
@@ -42,6 +47,23 @@ export class AccountPauses {
     if (accounts.length === 0) return [];
     const found = await this.#redis.mget(...accounts.map((a) => accountPauseKey(this.#prefix, a)));
     return found.flatMap((v) => (v === null ? [] : [JSON.parse(v) as AccountPause]));
+  }
+
+  /**
+   * How long each of `accounts` stays held by a provider's 429 (its Retry-After, shared by
+   * every process's rate gate), in ms; accounts not held are left out.
+   */
+  async rateLimited(accounts: readonly string[]): Promise<Map<string, number>> {
+    if (accounts.length === 0) return new Map();
+    const pipeline = this.#redis.pipeline();
+    for (const account of accounts) pipeline.pttl(rateKeys(this.#prefix, account).pause);
+    const answers = (await pipeline.exec()) ?? [];
+    return new Map(
+      accounts.flatMap((account, i) => {
+        const ms = Number(answers[i]?.[1] ?? -2);
+        return ms > 0 ? [[account, ms] as const] : [];
+      }),
+    );
   }
 
   #queue(account: string): Queue {

@@ -7,6 +7,7 @@ import { defineScripts } from "../redis/scripts/script.js";
 import { JobResult } from "../results/job-result.js";
 import type { ResultsStore } from "../results/results-store.js";
 import { AccountQueues } from "./account-queues.js";
+import { jobIdFor } from "./idempotency-key.js";
 import type { JobData } from "./job-data.js";
 import { LANE_PRIORITY } from "./lanes.js";
 import { ReplayConflictError } from "./replay-conflict-error.js";
@@ -23,6 +24,16 @@ export interface DeadLetter {
   readonly result: JobResult | undefined;
   readonly failedAt: string | undefined;
 }
+
+/** What a search of dead letters matches: a job's reference, its idempotency key, or both. */
+export interface DeadLetterMatch {
+  readonly reference?: string | undefined;
+  readonly idempotencyKey?: string | undefined;
+}
+
+/** A search by reference looks at this many of the newest dead letters, at most. */
+export const MAX_DEAD_LETTERS_SEARCHED = 10_000;
+const SEARCH_PAGE = 500;
 
 /** How long a replay holds its job against concurrent replays, at most. */
 const REPLAY_LOCK_MS = 30_000;
@@ -55,6 +66,35 @@ export class DeadLetters {
     return this.#withQueue(account, async (queue) => {
       const jobs = (await queue.getFailed(start, end)) as Job<JobData>[];
       return Promise.all(jobs.map((job) => this.#describe(account, job)));
+    });
+  }
+
+  /**
+   * Dead letters of `account` matching `match`, newest first, at most `limit`. A key names one
+   * job (its id derives from account and key); a reference is looked for among the newest
+   * MAX_DEAD_LETTERS_SEARCHED.
+   */
+  async find(account: string, match: DeadLetterMatch, limit: number): Promise<DeadLetter[]> {
+    const matches = (job: Job<JobData>) =>
+      (match.reference === undefined || job.data?.envelope?.reference === match.reference) &&
+      (match.idempotencyKey === undefined ||
+        job.data?.envelope?.idempotencyKey === match.idempotencyKey);
+    return this.#withQueue(account, async (queue) => {
+      const found: Job<JobData>[] = [];
+      if (match.idempotencyKey !== undefined) {
+        const job = (await queue.getJob(jobIdFor(account, match.idempotencyKey))) as
+          | Job<JobData>
+          | undefined;
+        if (job && matches(job) && (await job.getState()) === "failed") found.push(job);
+      } else {
+        for (let start = 0; start < MAX_DEAD_LETTERS_SEARCHED && found.length < limit; ) {
+          const page = (await queue.getFailed(start, start + SEARCH_PAGE - 1)) as Job<JobData>[];
+          found.push(...page.filter(matches));
+          if (page.length < SEARCH_PAGE) break;
+          start += SEARCH_PAGE;
+        }
+      }
+      return Promise.all(found.slice(0, limit).map((job) => this.#describe(account, job)));
     });
   }
 

@@ -74,6 +74,7 @@ describe("system routes", () => {
         "/v1/jobs/{jobId}/approve",
         "/v1/jobs/{jobId}/cancel",
         "/v1/jobs/{jobId}/reject",
+        "/v1/me",
         "/v1/webhooks",
         "/v1/webhooks/failed",
         "/v1/webhooks/failed/{eventId}/redeliver",
@@ -114,9 +115,9 @@ describe("errors share one shape", () => {
     const missing = await h.api("GET", "/v1/nothing");
     expect(missing.status).toBe(404);
     expect(missing.body.error.code).toBe("not_found");
-    const method = await h.api("GET", "/v1/batches");
+    const method = await h.api("PUT", "/v1/batches");
     expect(method.status).toBe(405);
-    expect(method.headers.get("allow")).toBe("POST");
+    expect(method.headers.get("allow")).toBe("POST, GET");
     expect(method.body.error.code).toBe("method_not_allowed");
     const media = await h.api("POST", "/v1/jobs", {
       body: "amount=1",
