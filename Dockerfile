@@ -25,6 +25,7 @@ COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json ./
 COPY bin ./bin
+COPY console ./console
 COPY examples ./examples
 # The image's unprivileged user; the application files stay root's, read-only to it.
 USER node

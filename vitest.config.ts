@@ -3,8 +3,9 @@ import { configDefaults, defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
-    // The deployment tests need Prometheus, promtool and docker-compose: `npm run test:deploy`.
-    exclude: [...configDefaults.exclude, "test/deploy/**"],
+    // The deployment tests need Prometheus, promtool and docker-compose (`npm run test:deploy`);
+    // the browser tests, Chromium (`npm run test:browser`).
+    exclude: [...configDefaults.exclude, "test/deploy/**", "test/browser/**"],
     globalSetup: ["test/setup/global-setup.ts"],
     testTimeout: 30_000,
     hookTimeout: 30_000,

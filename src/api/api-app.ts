@@ -36,6 +36,8 @@ interface RouteParts {
   readonly headers?: z.ZodType;
   /** A mutating route: each call writes one audit line naming this action. */
   readonly audit?: string;
+  /** False for what is not part of the API (the console's files): left out of OpenAPI. */
+  readonly documented?: false;
 }
 
 /** A route that needs a bearer token, and the permission its token must hold. */
@@ -289,8 +291,13 @@ function sendUrlError(reply: FastifyReply, error: Error & { code?: string }): vo
   );
 }
 
+/** Whether `path` is one of `pattern`'s: `:name` matches one segment, a last `*` the rest. */
 function matches(pattern: string, path: string): boolean {
   const a = pattern.split("/");
   const b = path.split("/");
+  if (a.at(-1) === "*")
+    return (
+      b.length >= a.length && matches(a.slice(0, -1).join("/"), b.slice(0, a.length - 1).join("/"))
+    );
   return a.length === b.length && a.every((part, i) => part.startsWith(":") || part === b[i]);
 }

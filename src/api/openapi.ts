@@ -68,6 +68,7 @@ function parameters(spec: RouteSpec): unknown[] {
 export function openApiDocument(routes: readonly RouteSpec[], version: string) {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const spec of routes) {
+    if (spec.documented === false) continue;
     const path = spec.url.replace(/:([A-Za-z]+)/g, "{$1}");
     const content: Record<string, unknown> = {};
     if (spec.body) content["application/json"] = { schema: jsonSchema(spec.body) };

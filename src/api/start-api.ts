@@ -2,6 +2,7 @@ import { listenApp } from "../listen-url.js";
 import { type ApiRouter, createApiRouter } from "./api-app.js";
 import type { ApiDeps } from "./api-deps.js";
 import { registerBatchRoutes } from "./batch-routes.js";
+import { registerConsoleRoutes } from "./console-routes.js";
 import { registerJobRoutes } from "./job-routes.js";
 import { registerOperatorRoutes } from "./operator-routes.js";
 import { registerSystemRoutes } from "./system-routes.js";
@@ -29,6 +30,7 @@ export function buildApi(deps: ApiDeps): ApiRouter {
   registerBatchRoutes(router);
   registerOperatorRoutes(router);
   registerWebhookRoutes(router);
+  registerConsoleRoutes(router);
   return router;
 }
 
