@@ -34,6 +34,16 @@ function urlOf(path, query = {}) {
   return search ? `${path}?${search}` : path;
 }
 
+/**
+ * @typedef {object} CallOptions
+ * @property {Record<string, unknown>} [query] query parameters; empty ones are left out
+ * @property {unknown} [json] a JSON body
+ * @property {string} [text] a body of `contentType`
+ * @property {string} [contentType]
+ * @property {string} [accept]
+ */
+
+/** @param {string} method @param {string} path @param {CallOptions} [options] */
 async function send(method, path, { query, json, text, contentType, accept } = {}) {
   const headers = { authorization: `Bearer ${session.token ?? ""}` };
   if (accept) headers.accept = accept;
@@ -51,13 +61,13 @@ async function send(method, path, { query, json, text, contentType, accept } = {
   throw new ApiError(response.status, answer?.error);
 }
 
-/** Calls the API and answers its JSON. */
+/** Calls the API and answers its JSON. @param {CallOptions} [options] */
 export async function api(method, path, options) {
   const response = await send(method, path, options);
   return response.status === 204 ? undefined : response.json();
 }
 
-/** Calls the API and answers its body as text (JSON lines, CSV). */
+/** Calls the API and answers its body as text (JSON lines, CSV). @param {CallOptions} [options] */
 export async function apiText(method, path, options) {
   return (await send(method, path, options)).text();
 }

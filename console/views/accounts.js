@@ -14,8 +14,8 @@ export async function accountsView(main, ctx) {
     try {
       const json = verb === "pause" && reason ? { reason } : undefined;
       await api("POST", `/v1/accounts/${encodeURIComponent(alias)}/${verb}`, { json });
-      fill(message, noticeBox(`${alias} ${verb === "pause" ? "paused" : "resumed"}.`));
       await load();
+      fill(message, noticeBox(`${alias} ${verb === "pause" ? "paused" : "resumed"}.`));
     } catch (error) {
       fill(message, errorBox(error));
     }

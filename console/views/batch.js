@@ -10,6 +10,8 @@ const CANCELLABLE = ["validating", "awaiting_approval", "scheduled", "queued", "
 const UNSUCCESSFUL = "failed,rejected,cancelled,needs_reconciliation,invalid,duplicate";
 /** Rows not succeeded shown on the page; the report has them all. */
 const SHOWN_ROWS = 500;
+/** While a batch runs, its rows not succeeded are read again at most this often. */
+const FAILURES_EVERY_MS = 10_000;
 
 export async function batchView(main, ctx, [account, batchId]) {
   const path = `/v1/batches/${encodeURIComponent(batchId)}`;
@@ -17,20 +19,22 @@ export async function batchView(main, ctx, [account, batchId]) {
   const body = h("div");
   fill(main, h("h1", {}, "Batch ", h("code", {}, batchId)), message, body);
   let timer;
-  // The rows not succeeded are read again only when their count changes.
-  let failures = { count: -1, section: h("div") };
+  // The rows not succeeded are read again only when their count changed, and while the batch
+  // runs not more than every FAILURES_EVERY_MS: a large batch's list is not re-read each second.
+  let failures = { count: -1, at: 0, section: h("div") };
   const refresh = async () => {
     const status = await api("GET", path, { query: { account } });
     const count = status.finished - status.counts.succeeded + status.invalid + status.duplicates;
-    if (count !== failures.count)
-      failures = { count, section: await failuresSection(path, account) };
+    const ended = ENDED.includes(status.state) && status.finished >= status.accepted;
+    const due = ended || Date.now() - failures.at >= FAILURES_EVERY_MS;
+    if (count !== failures.count && due)
+      failures = { count, at: Date.now(), section: await failuresSection(path, account) };
     fill(
       body,
       overview(status),
       actions(ctx, status, path, account, message, refresh),
       failures.section,
     );
-    const ended = ENDED.includes(status.state) && status.finished >= status.accepted;
     if (ended) clearInterval(timer);
     return ended;
   };
@@ -91,8 +95,8 @@ function actions(ctx, status, path, account, message, refresh) {
   const act = (verb) => async () => {
     try {
       await api("POST", `${path}/${verb}`, { query: { account } });
-      fill(message, noticeBox(`Batch ${verb === "cancel" ? "cancelled" : `${verb}d`}.`));
       await refresh();
+      fill(message, noticeBox(`Batch ${verb === "cancel" ? "cancelled" : `${verb}d`}.`));
     } catch (error) {
       fill(message, errorBox(error));
     }

@@ -55,7 +55,9 @@ function letters(ctx, account, deadLetters, message) {
     for (const jobId of jobIds) {
       const answer = answers.get(jobId);
       try {
-        await api("POST", `/v1/dead-letters/${jobId}/replay`, { query: { account } });
+        await api("POST", `/v1/dead-letters/${encodeURIComponent(jobId)}/replay`, {
+          query: { account },
+        });
         fill(answer, "replayed");
         answer.className = "answer ok";
       } catch (error) {
