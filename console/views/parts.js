@@ -34,23 +34,15 @@ export function totalsLine(totals, bucket = "requested") {
   return lines.length > 0 ? lines.join(", ") : "–";
 }
 
-const BUCKETS = [
-  "requested",
-  "pending",
-  "succeeded",
-  "failed",
-  "cancelled",
-  "needs_reconciliation",
-];
-
-/** Every bucket of every currency: amount and rows. */
+/** Every bucket of every currency (in the order the API gives them): amount and rows. */
 export function totalsTable(totals) {
   const currencies = Object.entries(totals ?? {});
   if (currencies.length === 0) return h("p", { class: "hint" }, "No amounts in this batch.");
+  const buckets = Object.keys(currencies[0][1]);
   return table(
     [
       ["Currency", ([currency]) => currency],
-      ...BUCKETS.map((bucket) => [
+      ...buckets.map((bucket) => [
         bucket.replaceAll("_", " "),
         ([, t]) => [
           h("span", { class: "amount" }, t[bucket].amount),

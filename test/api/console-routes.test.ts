@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { consoleAssets } from "../../src/api/console-routes.js";
+import { BATCH_STATES } from "../../src/batches/batch-store.js";
 import { batchIndexBuiltKey, batchIndexKey, rateKeys } from "../../src/redis/keys.js";
+import { bankJob } from "../fixtures/batches.js";
 import {
   ALPHA_TOKEN,
   BETA_TOKEN,
@@ -119,21 +121,9 @@ describe("what the console reads: the token, the batch list, searches", () => {
 
   it("dead letters are found by reference and by idempotency key", async () => {
     const key = "console-search-key-0001";
-    const job = (reference: string, idempotencyKey: string) => ({
-      kind: "payout.bank",
-      reference,
-      idempotencyKey,
-      request: {
-        body: {
-          amount: 666.66,
-          currency: "NGN",
-          bankCode: "044",
-          accountNumber: "0123456789",
-          accountName: "Ada Obi",
-          bankName: "Access Bank",
-        },
-      },
-    });
+    // 666.66 is the sandbox's magic amount that fails.
+    const job = (reference: string, idempotencyKey: string) =>
+      bankJob({ reference, idempotencyKey }, { amount: 666.66 });
     const a = await h.api("POST", "/v1/jobs", { token: ALPHA_TOKEN, body: job("dl-ref-1", key) });
     const b = await h.api("POST", "/v1/jobs", {
       token: ALPHA_TOKEN,
@@ -230,5 +220,11 @@ describe("the console's files", () => {
       expect(text, path).not.toMatch(/https?:\/\/|["'(]\/\/[a-z]/i);
       expect(text, path).not.toMatch(/innerHTML|outerHTML|insertAdjacentHTML|document\.write/);
     }
+  });
+
+  it("filter batches by exactly the states the API has", () => {
+    const view = consoleAssets().get("views/batches.js")?.body.toString("utf8") ?? "";
+    const list = /const STATES = \[([^\]]*)\]/.exec(view)?.[1] ?? "";
+    expect([...list.matchAll(/"([a-z_]+)"/g)].map((m) => m[1])).toEqual([...BATCH_STATES]);
   });
 });

@@ -2,6 +2,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
+import { bankJob } from "../fixtures/batches.js";
 import { useBrowser } from "../helpers/browser.js";
 import { bankCsv, useService } from "../helpers/service.js";
 
@@ -157,22 +158,11 @@ describe("the operator console in a real Chromium", () => {
   it("a dead letter is found by its reference and replayed, with the answer shown", async () => {
     const job = await h.api("POST", "/v1/jobs", {
       token: MAKER,
-      body: {
-        kind: "payout.bank",
-        account: "beta",
-        reference: "console-dl-1",
-        idempotencyKey: "console-dead-letter-0001",
-        request: {
-          body: {
-            amount: 666.66,
-            currency: "NGN",
-            bankCode: "044",
-            accountNumber: "0123456789",
-            accountName: "Ada Obi",
-            bankName: "Access Bank",
-          },
-        },
-      },
+      // 666.66 is the sandbox's magic amount that fails.
+      body: bankJob(
+        { account: "beta", reference: "console-dl-1", idempotencyKey: "console-dead-letter-0001" },
+        { amount: 666.66 },
+      ),
     });
     expect(job.status).toBe(202);
     await expect
