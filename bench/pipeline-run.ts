@@ -15,6 +15,7 @@ import type { JobInput } from "../src/queues/job-envelope.js";
 import { Producer } from "../src/queues/producer.js";
 import { createRedis } from "../src/redis/connection.js";
 import { everyKeyPattern, resultsStreamKey } from "../src/redis/keys.js";
+import { startTracing } from "../src/tracing/start-tracing.js";
 
 export const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 export const CONCURRENCY = 64;
@@ -95,14 +96,21 @@ const NO_METRICS = new Proxy(
 /**
  * moneyq: producer, then workers until every job has its result on the stream. With metrics
  * "on" (the default) the process has a service's full registry and is scraped every second,
- * more often than the usual 15 s; "off" records nothing.
+ * more often than the usual 15 s; "off" records nothing. With `tracesTo`, an OTLP base URL,
+ * tracing is on and every span is exported there (protobuf, the default protocol).
  */
 export async function moneyq(
   baseUrl: string,
   jobs: number,
   ratePerSecond: number,
   metrics: "on" | "off" = "on",
-): Promise<{ perSecond: number; busyPerSecond: number; cpu: CpuPerJob }> {
+  tracesTo?: string,
+): Promise<{
+  perSecond: number;
+  busyPerSecond: number;
+  enqueuePerSecond: number;
+  cpu: CpuPerJob;
+}> {
   const prefix = `bench-${randomUUID().slice(0, 8)}`;
   const config: Config = loadConfig({
     REDIS_URL,
@@ -112,7 +120,9 @@ export async function moneyq(
     MONEYQ_LOG_LEVEL: "silent",
     MONEYQ_CONCURRENCY: String(CONCURRENCY),
     MONEYQ_RATE_LIMIT_PER_SECOND: String(ratePerSecond),
+    ...(tracesTo !== undefined && { OTEL_EXPORTER_OTLP_ENDPOINT: tracesTo }),
   });
+  const tracing = await startTracing(config, createLogger("silent"));
   const connection = createRedis(REDIS_URL, createLogger("warn"), "bench");
   const producer = new Producer({
     connection,
@@ -120,6 +130,7 @@ export async function moneyq(
     accounts: ["default"],
     maxAttempts: 8,
     retentionMs: 60_000,
+    tracer: tracing.tracer,
   });
   const inputs: JobInput[] = Array.from({ length: jobs }, (_, i) => ({
     kind: "payout.bank",
@@ -128,7 +139,9 @@ export async function moneyq(
     reference: `r${i}`,
     request: { body },
   }));
+  const enqueueStarted = performance.now();
   await producer.enqueueMany(inputs);
+  const enqueueSeconds = (performance.now() - enqueueStarted) / 1000;
   const others = await othersCpu(connection, baseUrl);
   const started = performance.now();
   const cpu = process.cpuUsage();
@@ -145,6 +158,7 @@ export async function moneyq(
     logger: createLogger("silent"),
     registry,
     ...(metrics === "off" && { metrics: NO_METRICS }),
+    tracer: tracing.tracer,
     onResult: async () => {
       recorded += 1;
       if (recorded === jobs) allRecorded();
@@ -175,12 +189,14 @@ export async function moneyq(
   clearInterval(scrapes);
   await workers.close();
   await producer.close();
+  await tracing.close();
   const keys = await connection.keys(everyKeyPattern(prefix));
   for (let i = 0; i < keys.length; i += 500) await connection.del(...keys.slice(i, i + 500));
   await connection.quit();
   return {
     perSecond: jobs / seconds,
     busyPerSecond: (jobs - 1) / busySeconds,
+    enqueuePerSecond: jobs / enqueueSeconds,
     cpu: cpuPerJob(used, others, othersAfter, jobs),
   };
 }

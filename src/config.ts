@@ -42,6 +42,40 @@ export interface Config {
   readonly metrics: MetricsConfig;
   /** Each account's approval policy, by alias; an account without one needs no approval. */
   readonly approvals: ReadonlyMap<string, ApprovalPolicy>;
+  /** OpenTelemetry traces of every job; undefined (nothing of OpenTelemetry loaded) when off. */
+  readonly tracing: TracingConfig | undefined;
+}
+
+export const TRACE_PROTOCOLS = ["http/protobuf", "http/json"] as const;
+export type TraceProtocol = (typeof TRACE_PROTOCOLS)[number];
+
+/** The samplers of the OpenTelemetry environment specification that moneyq offers. */
+export const TRACE_SAMPLERS = [
+  "always_on",
+  "always_off",
+  "traceidratio",
+  "parentbased_always_on",
+  "parentbased_always_off",
+  "parentbased_traceidratio",
+] as const;
+export type TraceSamplerName = (typeof TRACE_SAMPLERS)[number];
+
+/**
+ * Where and how spans are exported, from the standard OTEL_* variables (docs/configuration.md,
+ * "Traces"). Tracing is on when an OTLP endpoint is set and OTEL_SDK_DISABLED is not true.
+ */
+export interface TracingConfig {
+  /** The URL spans are POSTed to (OTLP over HTTP). */
+  readonly endpoint: string;
+  readonly protocol: TraceProtocol;
+  /** Non-enumerable, like API keys: they may hold the tracing backend's key. */
+  readonly headers: Readonly<Record<string, string>>;
+  readonly serviceName: string;
+  /** OTEL_RESOURCE_ATTRIBUTES: what the operator says of this process (environment, region). */
+  readonly resourceAttributes: Readonly<Record<string, string>>;
+  readonly sampler: TraceSamplerName;
+  /** The share of traces a *traceidratio sampler keeps, 0 to 1. */
+  readonly samplerRatio: number;
 }
 
 /** Which batches of an account wait for a second person's approval before anything is sent. */
@@ -164,6 +198,10 @@ export const CONFIG_DEFAULTS = Object.freeze({
   MONEYQ_METRICS_HOST: "127.0.0.1",
   MONEYQ_METRICS_PORT: 9464,
   MONEYQ_METRICS_CACHE_MS: 2_000,
+  OTEL_EXPORTER_OTLP_PROTOCOL: "http/protobuf" as TraceProtocol,
+  OTEL_SERVICE_NAME: "moneyq",
+  OTEL_TRACES_SAMPLER: "parentbased_always_on" as TraceSamplerName,
+  OTEL_TRACES_SAMPLER_ARG: 1,
 });
 
 /** Alias of the account configured by PAYMENTS_API_KEY. */
@@ -224,6 +262,17 @@ export const KNOWN_VARIABLES = [
   "MONEYQ_METRICS_HOST",
   "MONEYQ_METRICS_PORT",
   "MONEYQ_METRICS_CACHE_MS",
+  "OTEL_EXPORTER_OTLP_ENDPOINT",
+  "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+  "OTEL_EXPORTER_OTLP_HEADERS",
+  "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
+  "OTEL_EXPORTER_OTLP_PROTOCOL",
+  "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL",
+  "OTEL_SERVICE_NAME",
+  "OTEL_RESOURCE_ATTRIBUTES",
+  "OTEL_TRACES_SAMPLER",
+  "OTEL_TRACES_SAMPLER_ARG",
+  "OTEL_SDK_DISABLED",
 ] as const;
 
 export interface ConfigIssue {
@@ -359,6 +408,7 @@ export function loadConfig(env: Env = process.env): Config {
     port: read.port("MONEYQ_METRICS_PORT"),
     cacheMs: read.int("MONEYQ_METRICS_CACHE_MS", wholeNumber),
   });
+  const tracing = readTracing(read);
   if (read.issues.length > 0) throw new ConfigError(read.issues);
 
   return Object.freeze({
@@ -381,6 +431,7 @@ export function loadConfig(env: Env = process.env): Config {
     api,
     metrics,
     approvals,
+    tracing,
   });
 }
 
@@ -855,6 +906,116 @@ function readAccounts(
         entry.concurrency ?? defaults.concurrency,
       ),
     );
+  });
+  return out;
+}
+
+/** OTLP over HTTP has one path per signal; a base endpoint gets the traces' path appended. */
+const OTLP_TRACES_PATH = "v1/traces";
+
+/** An http(s) URL without credentials (they belong in the headers, which stay out of sight). */
+const otlpEndpoint = z.string().superRefine((value, ctx) => {
+  let url: URL | undefined;
+  try {
+    url = /^https?:\/\/\S+$/.test(value) ? new URL(value) : undefined;
+  } catch {
+    url = undefined;
+  }
+  if (url === undefined) ctx.addIssue({ code: "custom", message: "must be an http(s) URL" });
+  else if (url.username !== "" || url.password !== "")
+    ctx.addIssue({
+      code: "custom",
+      message: "must not carry credentials: give them in OTEL_EXPORTER_OTLP_HEADERS",
+    });
+});
+
+/**
+ * OpenTelemetry's standard variables, read only when an OTLP endpoint is set: the traces'
+ * own endpoint, headers and protocol win over the general ones, as the specification says.
+ */
+function readTracing(read: EnvReader): TracingConfig | undefined {
+  const disabled = read.check("OTEL_SDK_DISABLED", otelFlag, "false") === "true";
+  const ownEndpoint = read.check("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", otlpEndpoint, undefined);
+  const base = read.check("OTEL_EXPORTER_OTLP_ENDPOINT", otlpEndpoint, undefined);
+  const endpoint = ownEndpoint ?? (base && `${base.replace(/\/*$/, "/")}${OTLP_TRACES_PATH}`);
+  const named = ["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT"];
+  // Off unless an endpoint is given; with one that is bad, the rest is still checked.
+  if (disabled || named.every((name) => read.text(name) === undefined)) return undefined;
+  // moneyq exports OTLP over HTTP only: grpc is refused.
+  const protocolRule = z.enum(TRACE_PROTOCOLS);
+  const protocol =
+    read.check("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", protocolRule, undefined) ??
+    read.check(
+      "OTEL_EXPORTER_OTLP_PROTOCOL",
+      protocolRule,
+      CONFIG_DEFAULTS.OTEL_EXPORTER_OTLP_PROTOCOL,
+    );
+  const sampler = read.check(
+    "OTEL_TRACES_SAMPLER",
+    z.enum(TRACE_SAMPLERS),
+    CONFIG_DEFAULTS.OTEL_TRACES_SAMPLER,
+  );
+  const ratio = read.check(
+    "OTEL_TRACES_SAMPLER_ARG",
+    matching(/^(0(\.\d+)?|1(\.0+)?|\.\d+)$/, "must be a number from 0 to 1"),
+    String(CONFIG_DEFAULTS.OTEL_TRACES_SAMPLER_ARG),
+  );
+  const entry = {
+    endpoint: endpoint ?? "",
+    protocol,
+    serviceName: read.check(
+      "OTEL_SERVICE_NAME",
+      matching(/^\S{1,255}$/, "must be 1 to 255 characters without spaces"),
+      CONFIG_DEFAULTS.OTEL_SERVICE_NAME,
+    ),
+    resourceAttributes: Object.freeze(keyValues(read, "OTEL_RESOURCE_ATTRIBUTES", /^[^\s=,]+$/)),
+    sampler,
+    samplerRatio: Number(ratio),
+  } as TracingConfig;
+  const headers = {
+    ...keyValues(read, "OTEL_EXPORTER_OTLP_HEADERS", HEADER_NAME),
+    ...keyValues(read, "OTEL_EXPORTER_OTLP_TRACES_HEADERS", HEADER_NAME),
+  };
+  Object.defineProperty(entry, "headers", { value: Object.freeze(headers), enumerable: false });
+  return Object.freeze(entry);
+}
+
+/** The specification's boolean: case-insensitive true or false. */
+const otelFlag = z
+  .string()
+  .transform((v) => v.toLowerCase())
+  .refine((v) => v === "true" || v === "false", { message: "must be true or false" });
+
+/** An HTTP header name (RFC 9110's token). */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/**
+ * A list `name=value,name=value` as the OpenTelemetry specification writes headers and resource
+ * attributes, each value percent-decoded. A bad entry is named by its place, never its text:
+ * a header's value may be a key.
+ */
+function keyValues(read: EnvReader, variable: string, name: RegExp): Record<string, string> {
+  const out: Record<string, string> = {};
+  const listed = read.text(variable);
+  if (listed === undefined) return out;
+  listed.split(",").forEach((part, index) => {
+    if (part.trim() === "") return;
+    const at = part.indexOf("=");
+    const key = part.slice(0, Math.max(at, 0)).trim();
+    let value: string | undefined;
+    try {
+      value = decodeURIComponent(part.slice(at + 1).trim());
+    } catch {
+      value = undefined;
+    }
+    if (at < 1 || !name.test(key) || value === undefined || !/^[\x20-\x7e]*$/.test(value)) {
+      read.issues.push({
+        variable,
+        rule: `entry ${index + 1} must be name=value: a name without spaces, then visible ASCII characters (percent-encoded if need be)`,
+      });
+      return;
+    }
+    out[key] = value;
   });
   return out;
 }

@@ -22,6 +22,13 @@ import {
 
 export type Method = "GET" | "POST";
 
+declare module "fastify" {
+  interface FastifyContextConfig {
+    /** Request media types a route accepts beside JSON, named by its 415 answer. */
+    bodyTypes?: readonly string[] | undefined;
+  }
+}
+
 interface RouteParts {
   readonly method: Method;
   /** Fastify's form: `/v1/batches/:batchId`. */
@@ -112,6 +119,8 @@ export function createApiRouter(deps: ApiDeps): ApiRouter {
     clientErrorHandler: answerClientError,
   });
   const routes: RouteSpec[] = [];
+  // Before any route: the plugin wraps each route as it is added.
+  if (deps.tracingPlugin) app.register(deps.tracingPlugin);
 
   installJsonParser(app);
   // A CSV upload stays a stream: a batch file is read row by row, never whole.
@@ -233,7 +242,7 @@ function frameworkError(error: RouterError, request: FastifyRequest): ApiError |
   const status = error.statusCode ?? 500;
   if (status === 415) {
     const type = request.headers["content-type"] ?? "none";
-    const { bodyTypes } = request.routeOptions.config as { bodyTypes?: readonly string[] };
+    const { bodyTypes } = request.routeOptions.config;
     const accepted = acceptedTypes(bodyTypes).join(", ");
     return new ApiError(
       415,

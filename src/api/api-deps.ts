@@ -1,4 +1,5 @@
 import type { Queue } from "bullmq";
+import type { FastifyPluginCallback } from "fastify";
 import type { Registry } from "prom-client";
 import type { Batches } from "../batches/batches.js";
 import type { ApiToken } from "../config.js";
@@ -43,4 +44,6 @@ export interface ApiDeps {
     readonly idleMs: number;
   };
   readiness(): Promise<Readiness>;
+  /** A span per request (@fastify/otel), when tracing is on. */
+  readonly tracingPlugin?: FastifyPluginCallback | undefined;
 }

@@ -2,8 +2,10 @@ import { PaymentsError } from "../client/errors.js";
 import type { PaymentsClient } from "../client/payments-client.js";
 import type { PipelineMetrics } from "../metrics/pipeline-metrics.js";
 import { JOB_KINDS } from "../queues/job-kinds.js";
+import { ATTR, SPAN } from "../tracing/job-spans.js";
 import type { Outcome } from "./classify.js";
-import type { JobRun } from "./job-run.js";
+import { type JobRun, jobFacts } from "./job-run.js";
+import type { ProcessorDeps } from "./processor-deps.js";
 import { lookUp, type Reading, readAnswer, submit } from "./upstream-call.js";
 
 /** What one request brought back: the outcome to classify, and the answer's reading if it had one. */
@@ -18,11 +20,30 @@ const statusClass = (error: unknown): string => {
 };
 
 /**
- * Sends the run's one request (its submission, or a lookup while confirming) and reads the
- * answer. A definite answer that cannot be read is "unrecognised", never an error: it must
- * not be sent again.
+ * Sends the run's one request (its submission, or a lookup while confirming, in a span of its
+ * own) and reads the answer.
  */
-export async function callUpstream(metrics: PipelineMetrics, run: JobRun): Promise<Call> {
+export function callUpstream(
+  deps: Pick<ProcessorDeps, "metrics" | "tracer">,
+  run: JobRun,
+): Promise<Call> {
+  if (run.state.phase !== "confirm") return callOnce(deps.metrics, run);
+  return deps.tracer.span(SPAN.lookup, jobFacts(run.job), async (notes) => {
+    const call = await callOnce(deps.metrics, run);
+    const { outcome } = call;
+    notes.note({
+      [ATTR.lookups]: run.state.lookups ?? 0,
+      [ATTR.lookupOutcome]: outcome.type === "answer" ? outcome.state : outcome.type,
+    });
+    return call;
+  });
+}
+
+/**
+ * One request and its reading. A definite answer that cannot be read is "unrecognised", never
+ * an error: it must not be sent again.
+ */
+async function callOnce(metrics: PipelineMetrics, run: JobRun): Promise<Call> {
   const { client, envelope, state } = run;
   const operation =
     state.phase === "confirm" ? JOB_KINDS[envelope.kind].lookup : run.spec.operation;

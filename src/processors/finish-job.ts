@@ -3,6 +3,9 @@ import type { JobData } from "../queues/job-data.js";
 import type { JobEnvelope } from "../queues/job-envelope.js";
 import { JOB_KINDS } from "../queues/job-kinds.js";
 import type { JobResult } from "../results/job-result.js";
+import { ATTR, SPAN } from "../tracing/job-spans.js";
+import type { SpanNotes } from "../tracing/job-tracer.js";
+import { jobFacts } from "./job-run.js";
 import type { ProcessorDeps } from "./processor-deps.js";
 
 /** What a step decides of a job's end; `finishJob` adds what every result carries. */
@@ -20,7 +23,7 @@ export type Ending = Omit<
 
 export type FinishDeps = Pick<
   ProcessorDeps,
-  "accounts" | "results" | "metrics" | "logger" | "onResult"
+  "accounts" | "results" | "metrics" | "logger" | "onResult" | "tracer"
 >;
 
 /** Thrown for a job whose terminal result is a failure, so that it lands in the dead letters. */
@@ -35,11 +38,23 @@ export function deadLetter(result: JobResult): UnrecoverableError {
  * completed with no return value (the result lives in its marker and on the stream, so a copy
  * in each retained job's hash would only cost Redis memory), or dead-lettered.
  */
-export async function finishJob(
+export function finishJob(
   deps: FinishDeps,
   job: Job<JobData>,
   envelope: JobEnvelope,
   ending: Ending,
+): Promise<void> {
+  return deps.tracer.span(SPAN.result, jobFacts(job), (notes) =>
+    recordResult(deps, job, envelope, ending, notes),
+  );
+}
+
+async function recordResult(
+  deps: FinishDeps,
+  job: Job<JobData>,
+  envelope: JobEnvelope,
+  ending: Ending,
+  notes: SpanNotes,
 ): Promise<void> {
   const now = Date.now();
   const result = resultOf(job, envelope, ending, now);
@@ -47,6 +62,10 @@ export async function finishJob(
   const recorded = first
     ? result
     : ((await deps.results.get(result.account, result.jobId)) ?? result);
+  notes.note({
+    [ATTR.result]: recorded.result,
+    ...(recorded.code !== undefined && { [ATTR.resultCode]: recorded.code }),
+  });
   if (first) {
     countFinished(deps, job, envelope, result, now);
     await deps.onResult?.(result);

@@ -1,11 +1,12 @@
 import type { Job, Worker } from "bullmq";
 import type { JobData } from "../queues/job-data.js";
+import { ATTR, SPAN } from "../tracing/job-spans.js";
 import { actOnDecision } from "./act-on-decision.js";
 import { callUpstream, unsentAtShutdown } from "./call-upstream.js";
 import { classify } from "./classify.js";
 import { deadLetter, type Ending, finishJob } from "./finish-job.js";
 import { handBack, stopIfAborted } from "./job-moves.js";
-import { classifyContextOf, type JobRun, markedSent, startRun } from "./job-run.js";
+import { classifyContextOf, type JobRun, jobFacts, markedSent, startRun } from "./job-run.js";
 import type { ProcessorDeps } from "./processor-deps.js";
 import { holdKeyOf, type SlotAnswer, SlotTaker, slotRequestOf } from "./take-slot.js";
 import { checkJob, earlierResult } from "./validate-job.js";
@@ -53,6 +54,16 @@ export function createJobProcessor(deps: ProcessorDeps, worker: () => Worker) {
     token: string | undefined,
     signal: AbortSignal | undefined,
   ): Promise<void> {
+    const facts = jobFacts(job);
+    // BullMQ's span of this attempt says which job it is; the first says how long it waited.
+    deps.tracer.annotate(facts, { [ATTR.phase]: job.data?.state?.phase ?? "submit" });
+    if (job.attemptsStarted <= 1)
+      deps.tracer.waited(
+        facts,
+        job.timestamp,
+        job.processedOn ?? Date.now(),
+        job.opts.telemetry?.metadata,
+      );
     stopIfAborted(job, signal);
     const earlier = await earlierResult(deps.results, job);
     if (earlier) {
@@ -64,14 +75,19 @@ export function createJobProcessor(deps: ProcessorDeps, worker: () => Worker) {
     const run = startRun(job, token, signal, checked);
     if (markedSent(run)) return finishJob(deps, job, run.envelope, STOPPED_AFTER_SEND);
 
-    const slot = await slots.take(job, signal, slotRequestOf(run, deps.prefix));
+    const slot = await deps.tracer.span(SPAN.rateGate, facts, async (notes) => {
+      const answer = await slots.take(job, signal, slotRequestOf(run, deps.prefix));
+      notes.note({ [ATTR.gateAnswer]: typeof answer === "object" ? "held" : answer });
+      return answer;
+    });
     if (slot !== "send") return noSlot(deps, run, slot);
 
     const firstStartedAt = run.state.firstStartedAt ?? job.processedOn ?? Date.now();
-    const call = await callUpstream(deps.metrics, run);
+    const call = await callUpstream(deps, run);
     if (unsentAtShutdown(run.client, call.outcome)) return handBack(deps, run);
 
     const action = classify(call.outcome, classifyContextOf(run));
+    deps.tracer.annotate(facts, { [ATTR.action]: action.type });
     return actOnDecision(deps, worker, run, { ...call, action, firstStartedAt });
   };
 }

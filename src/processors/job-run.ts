@@ -4,7 +4,9 @@ import type { AccountConfig } from "../config.js";
 import type { JobData, JobState } from "../queues/job-data.js";
 import type { JobEnvelope } from "../queues/job-envelope.js";
 import { JOB_KINDS, type JobKindSpec } from "../queues/job-kinds.js";
+import { queueAccount } from "../queues/queue-names.js";
 import { jobKeyOf } from "../redis/keys.js";
+import type { JobFacts } from "../tracing/job-spans.js";
 import type { ClassifyContext } from "./classify.js";
 
 /** The fields every log line of a run carries. */
@@ -70,6 +72,19 @@ export function startRun(
       account: envelope.account,
       attempt: job.attemptsMade + 1,
     },
+  };
+}
+
+/**
+ * What the job's spans say of it, read from the job itself (its envelope may be invalid): the
+ * account is its queue's.
+ */
+export function jobFacts(job: Job<JobData>): JobFacts {
+  return {
+    jobId: job.id,
+    kind: job.name,
+    account: queueAccount(job.queueName),
+    attempt: job.attemptsMade + 1,
   };
 }
 

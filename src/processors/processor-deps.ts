@@ -6,6 +6,7 @@ import type { AccountPauses } from "../queues/account-pauses.js";
 import type { WorkHolds } from "../queues/work-holds.js";
 import type { JobResult } from "../results/job-result.js";
 import type { ResultsStore } from "../results/results-store.js";
+import type { JobTracer } from "../tracing/job-tracer.js";
 import type { LaneWakes } from "./lane-wakes.js";
 import type { LockedWrites } from "./locked-writes.js";
 import type { RateGate } from "./rate-gate.js";
@@ -28,6 +29,8 @@ export interface ProcessorDeps {
   readonly prefix: string;
   readonly metrics: PipelineMetrics;
   readonly logger: Logger;
+  /** The job's spans (src/tracing); NO_TRACING when tracing is off. */
+  readonly tracer: JobTracer;
   /** Called with each terminal result once it is recorded (batch counters, webhooks). */
   readonly onResult?: (result: JobResult) => Promise<void>;
 }

@@ -17,6 +17,7 @@ import { isRedisConnectionError, outageLog, watchRedisErrors } from "../redis/er
 import { lanePassKey } from "../redis/keys.js";
 import type { JobResult } from "../results/job-result.js";
 import { ResultsStore } from "../results/results-store.js";
+import { type JobTracer, NO_TRACING } from "../tracing/job-tracer.js";
 import type { WebhookDeliveries } from "../webhooks/webhook-deliveries.js";
 import { type RunningWebhooks, startWebhooks } from "../webhooks/webhook-delivery.js";
 import { createJobProcessor } from "./job-processor.js";
@@ -42,6 +43,8 @@ export interface StartWorkersOptions {
   readonly queues?: AccountQueues;
   /** The process's webhook delivery queue, closed by its owner; else the webhooks open their own. */
   readonly webhookDeliveries?: WebhookDeliveries;
+  /** Each job's spans and BullMQ's (src/tracing); NO_TRACING when left out. */
+  readonly tracer?: JobTracer;
 }
 
 export interface RunningWorkers {
@@ -69,6 +72,7 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
       "startWorkers: no Payments API URL (set PAYMENTS_API_URL or run the embedded sandbox)",
     );
   const accountList = options.accounts ?? config.accounts;
+  const tracer = options.tracer ?? NO_TRACING;
   const accounts = new Map(accountList.map((a) => [a.alias, a]));
   const clients = createClients(config, baseUrl, accountList);
   const accountQueues =
@@ -77,6 +81,7 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
       connection,
       config.redisPrefix,
       accountList.map((a) => a.alias),
+      tracer.telemetry,
     );
   const ownQueues = options.queues ? undefined : accountQueues;
   const queues = accountQueues.byAccount;
@@ -116,6 +121,7 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
         retentionMs: config.pipeline.retentionMs,
         logger,
         metrics,
+        telemetry: tracer.telemetry,
         ...(options.webhookDeliveries && { deliveries: options.webhookDeliveries }),
       })
     : undefined;
@@ -132,6 +138,7 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
     prefix: config.redisPrefix,
     metrics,
     logger,
+    tracer,
     ...(options.onResult && { onResult: options.onResult }),
   };
   // Jobs an earlier release queued without a lane would be fetched before every lane. A
@@ -216,6 +223,7 @@ function startAccountWorker(
     stalledInterval: config.pipeline.stalledIntervalMs,
     // Processing is idempotent, so a job whose worker died is simply run again.
     maxStalledCount: 1_000,
+    ...(deps.tracer.telemetry && { telemetry: deps.tracer.telemetry }),
     settings: {
       backoffStrategy: (attemptsMade: number, _type?: string, error?: Error) =>
         retryDelayMs(attemptsMade, error),

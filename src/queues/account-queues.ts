@@ -1,4 +1,4 @@
-import { Queue } from "bullmq";
+import { Queue, type Telemetry } from "bullmq";
 import type { Redis } from "ioredis";
 import { accountQueueName } from "./queue-names.js";
 
@@ -9,12 +9,22 @@ import { accountQueueName } from "./queue-names.js";
 export class AccountQueues {
   readonly #connection: Redis;
   readonly #prefix: string;
+  readonly #telemetry: Telemetry | undefined;
   readonly #queues = new Map<string, Queue>();
 
-  /** Opens the queues of `accounts` now; any other account's on its first use. */
-  constructor(connection: Redis, prefix: string, accounts: readonly string[] = []) {
+  /**
+   * Opens the queues of `accounts` now; any other account's on its first use. `telemetry`:
+   * BullMQ's spans (src/tracing), when tracing is on.
+   */
+  constructor(
+    connection: Redis,
+    prefix: string,
+    accounts: readonly string[] = [],
+    telemetry?: Telemetry,
+  ) {
     this.#connection = connection;
     this.#prefix = prefix;
+    this.#telemetry = telemetry;
     for (const account of accounts) this.get(account);
   }
 
@@ -25,6 +35,7 @@ export class AccountQueues {
       queue = new Queue(accountQueueName(account), {
         connection: this.#connection,
         prefix: this.#prefix,
+        ...(this.#telemetry && { telemetry: this.#telemetry }),
       });
       this.#queues.set(account, queue);
     }

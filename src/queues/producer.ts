@@ -5,6 +5,7 @@ import { type FieldIssue, validate } from "../contract/field-issues.js";
 import { DEFAULT_PROVIDER_PROFILE, type ProviderProfile } from "../provider/profile.js";
 import { profileRequestIssues } from "../provider/requests.js";
 import { bullKeys, laneWakeChannel, resultMarkerKey } from "../redis/keys.js";
+import { type JobTracer, NO_TRACING } from "../tracing/job-tracer.js";
 import { AccountQueues } from "./account-queues.js";
 import { EnqueueValidationError, IdempotencyKeyReusedError } from "./enqueue-error.js";
 import { deriveIdempotencyKey, jobIdFor } from "./idempotency-key.js";
@@ -41,6 +42,8 @@ export interface ProducerOptions {
    * `jobsOver` amount waits for approval. Left out, no job does.
    */
   readonly approvals?: ReadonlyMap<string, ApprovalPolicy>;
+  /** Traces each job from its enqueue (src/tracing); NO_TRACING when left out. */
+  readonly tracer?: JobTracer;
 }
 
 export interface EnqueuedJob {
@@ -53,6 +56,14 @@ export interface EnqueuedJob {
 export interface KeyedJob {
   readonly job: EnqueuedJob;
   readonly replayed: boolean;
+}
+
+/** How jobs are added: after a delay, by whom, and whether one job alone (its own trace's part). */
+interface AddOptions {
+  readonly delayMs?: number;
+  readonly submittedBy?: string | undefined;
+  /** A job enqueued by itself continues its caller's trace; jobs added together start their own. */
+  readonly alone?: boolean;
 }
 
 /** Jobs of enqueueMany go to Redis in chunks of this many. */
@@ -69,9 +80,11 @@ export class Producer {
   /** True when the queues are the producer's own, so its close closes them. */
   readonly #ownsQueues: boolean;
   readonly #fingerprints: RequestFingerprints;
+  readonly #tracer: JobTracer;
 
   constructor(options: ProducerOptions) {
     this.#options = options;
+    this.#tracer = options.tracer ?? NO_TRACING;
     this.#ownsQueues = options.queues === undefined;
     this.#queues = options.queues ?? new AccountQueues(options.connection, options.prefix);
     this.#fingerprints = new RequestFingerprints(
@@ -96,7 +109,10 @@ export class Producer {
    */
   async enqueueKeyed(input: JobInput, submittedBy?: string): Promise<KeyedJob> {
     const envelope = this.envelopeOf(input);
-    const { jobs, uses } = await this.#enqueue([envelope], true, "urgent", 0, submittedBy);
+    const { jobs, uses } = await this.#enqueue([envelope], true, "urgent", {
+      submittedBy,
+      alone: true,
+    });
     return { job: jobs[0] as EnqueuedJob, replayed: uses[0] === "replayed" };
   }
 
@@ -118,7 +134,7 @@ export class Producer {
     envelopes: readonly JobEnvelope[],
     lane: JobPriority = "bulk",
   ): Promise<EnqueuedJob[]> {
-    return (await this.#enqueue(envelopes, true, lane)).jobs;
+    return (await this.#enqueue(envelopes, true, lane, {})).jobs;
   }
 
   /**
@@ -131,7 +147,7 @@ export class Producer {
     lane: JobPriority = "bulk",
     delayMs = 0,
   ): Promise<{ jobs: EnqueuedJob[]; reused: number[] }> {
-    const { jobs, uses } = await this.#enqueue(envelopes, false, lane, delayMs);
+    const { jobs, uses } = await this.#enqueue(envelopes, false, lane, { delayMs });
     const reused = uses.flatMap((u, i) => (u === "different" ? [i] : []));
     return { jobs, reused };
   }
@@ -159,8 +175,7 @@ export class Producer {
     envelopes: readonly JobEnvelope[],
     refuse: boolean,
     lane: JobPriority,
-    delayMs = 0,
-    submittedBy?: string,
+    adding: AddOptions,
   ): Promise<{ jobs: EnqueuedJob[]; uses: KeyClaim[] }> {
     const entries = envelopes.map((e) => this.#entry(e));
     // One job (enqueue) has no index in its errors; several (enqueueMany, batches) do.
@@ -179,8 +194,7 @@ export class Producer {
       await this.#add(
         envelopes.filter((_, i) => uses[i] === "new" || uses[i] === "pending"),
         lane,
-        delayMs,
-        submittedBy,
+        adding,
       );
     } catch (error) {
       await this.#fingerprints.release(fresh).catch(() => undefined);
@@ -200,13 +214,13 @@ export class Producer {
     return { jobs, uses };
   }
 
-  /** Adds the jobs, a chunk and an account per addBulk. */
+  /** Adds the jobs, a chunk and an account per addBulk, each in its enqueue span. */
   async #add(
     envelopes: readonly JobEnvelope[],
     lane: JobPriority,
-    delayMs: number,
-    submittedBy: string | undefined,
+    adding: AddOptions,
   ): Promise<void> {
+    const { delayMs = 0, submittedBy, alone = false } = adding;
     const holds = await this.#writeHolds(envelopes, submittedBy);
     for (let i = 0; i < envelopes.length; i += ENQUEUE_CHUNK) {
       const byAccount = new Map<string, JobEnvelope[]>();
@@ -216,13 +230,24 @@ export class Producer {
         else byAccount.set(e.account, [e]);
       }
       for (const [account, list] of byAccount) {
-        await this.#queues.get(account).addBulk(
-          list.map((envelope) => ({
-            name: envelope.kind,
-            // The effective lane is kept in the envelope, so a replay can restore it.
-            data: { envelope: { ...envelope, priority: envelope.priority ?? lane } },
-            opts: this.#jobOptions(envelope, lane, holds.get(envelope)?.delayMs ?? delayMs),
-          })),
+        const options = list.map((e) =>
+          this.#jobOptions(e, lane, holds.get(e)?.delayMs ?? delayMs),
+        );
+        const facts = list.map((e, index) => ({
+          jobId: options[index]?.jobId,
+          kind: e.kind,
+          account: e.account,
+          attempt: 0,
+        }));
+        await this.#tracer.enqueue(facts, alone, (traceOf) =>
+          this.#queues.get(account).addBulk(
+            list.map((envelope, index) => ({
+              name: envelope.kind,
+              // The effective lane is kept in the envelope, so a replay can restore it.
+              data: { envelope: { ...envelope, priority: envelope.priority ?? lane } },
+              opts: { ...options[index], ...traceOf(index) },
+            })),
+          ),
         );
         if (delayMs === 0 && holds.size === 0)
           await this.#wakeFor(

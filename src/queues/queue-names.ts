@@ -2,3 +2,8 @@
 export function accountQueueName(alias: string): string {
   return `payments-${alias}`;
 }
+
+/** The alias of the account whose queue is `queueName`. */
+export function queueAccount(queueName: string): string {
+  return queueName.replace(/^payments-/, "");
+}

@@ -14,6 +14,7 @@ import { JobControls } from "../queues/job-controls.js";
 import { Producer } from "../queues/producer.js";
 import { ResultsStore } from "../results/results-store.js";
 import { DEMO_API_KEY } from "../sandbox/options.js";
+import { type JobTracer, NO_TRACING } from "../tracing/job-tracer.js";
 import { WebhookDeliveries } from "../webhooks/webhook-deliveries.js";
 
 /**
@@ -48,11 +49,15 @@ export function serviceAccounts(config: Config): readonly AccountConfig[] {
   return [account(DEFAULT_ACCOUNT_ALIAS, DEMO_API_KEY, ratePerSecond, concurrency)];
 }
 
-/** Opens the shared parts of the configured accounts on `connection`. */
-export function openParts(config: Config, connection: Redis): SharedParts {
+/** Opens the shared parts of the configured accounts on `connection`, traced by `tracer`. */
+export function openParts(
+  config: Config,
+  connection: Redis,
+  tracer: JobTracer = NO_TRACING,
+): SharedParts {
   const prefix = config.redisPrefix;
   const accounts = serviceAccounts(config).map((a) => a.alias);
-  const queues = new AccountQueues(connection, prefix, accounts);
+  const queues = new AccountQueues(connection, prefix, accounts, tracer.telemetry);
   const producer = new Producer({
     connection,
     prefix,
@@ -62,13 +67,14 @@ export function openParts(config: Config, connection: Redis): SharedParts {
     profile: config.provider,
     queues,
     approvals: config.approvals,
+    tracer,
   });
   const results = new ResultsStore(connection, {
     prefix,
     retentionMs: config.pipeline.retentionMs,
     maxLen: config.pipeline.resultsMaxLen,
   });
-  const webhooks = new WebhookDeliveries(connection, prefix);
+  const webhooks = new WebhookDeliveries(connection, prefix, tracer.telemetry);
   return {
     config,
     connection,

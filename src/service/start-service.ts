@@ -29,6 +29,7 @@ import { redisSource, type ServiceRedis, serviceRedis } from "../redis/service-r
 import type { RedisSource } from "../redis/unavailable-error.js";
 import type { ResultsStore } from "../results/results-store.js";
 import { type RunningSandbox, startSandbox } from "../sandbox/index.js";
+import { startTracing } from "../tracing/start-tracing.js";
 import { openParts, serviceAccounts } from "./open-parts.js";
 import type { Role } from "./roles.js";
 
@@ -74,7 +75,10 @@ export interface Service {
   readonly logger: Logger;
   /** How long active jobs get to finish when the service closes (MONEYQ_SHUTDOWN_GRACE_MS). */
   readonly shutdownGraceMs: number;
-  /** API, workers, queues, Redis, then embedded parts. Idempotent; every step runs. */
+  /**
+   * API, workers, queues, Redis, embedded parts, then tracing (its last spans exported).
+   * Idempotent; every step runs.
+   */
   close(): Promise<void>;
 }
 
@@ -106,6 +110,9 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   const cleanup: [string, () => Promise<unknown> | undefined][] = [];
   const stopAll = () => runAll(logger, cleanup.reverse());
   try {
+    // First started, last closed: every other part's spans are exported before it stops.
+    const tracing = await startTracing(config, logger);
+    cleanup.push(["tracing", () => tracing.close()]);
     const redis = await serviceRedis(config.redisUrl, "redis-server", ...redisWait(config));
     cleanup.push(["private redis-server", () => redis.stop()]);
     const embedded = embeddedUpstream(config);
@@ -128,7 +135,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     await prepareRedis(connection, config, logger, redis.url);
 
     const registry = createMetricsRegistry(role);
-    const parts = openParts(config, connection);
+    const parts = openParts(config, connection, tracing.tracer);
     cleanup.push(["producer and queues", () => parts.close()]);
     const { producer, results, batches } = parts;
     const queues = parts.queues.byAccount;
@@ -145,6 +152,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
             registry,
             queues: parts.queues,
             webhookDeliveries: parts.webhooks,
+            tracer: tracing.tracer,
           });
     if (workers) cleanup.push(["workers", () => workers.close()]);
     registerRedisMetrics(registry, {
@@ -167,7 +175,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
       role === "worker"
         ? undefined
         : await startServiceApi(
-            { ...parts, queues, logger, tokens },
+            { ...parts, queues, logger, tokens, tracingPlugin: tracing.apiPlugin },
             { registry, workers, apiPort: options.apiPort, isShuttingDown: () => shuttingDown },
           );
     if (api) cleanup.push(["api", () => api.close()]);
@@ -299,6 +307,7 @@ async function startServiceApi(
     | "deadLetters"
     | "webhooks"
     | "jobs"
+    | "tracingPlugin"
   > & {
     readonly config: Config;
     readonly connection: Redis;
@@ -327,6 +336,7 @@ async function startServiceApi(
       deadLetters: parts.deadLetters,
       webhooks: parts.webhooks,
       jobs: parts.jobs,
+      tracingPlugin: parts.tracingPlugin,
       registry: runtime.registry,
       logger,
       bodyLimitBytes: config.api.bodyLimitBytes,

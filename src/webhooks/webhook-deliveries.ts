@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { type Job, Queue } from "bullmq";
+import { type Job, Queue, type Telemetry } from "bullmq";
 import type { Redis } from "ioredis";
 import { webhookEndpointKey } from "../redis/keys.js";
 
@@ -42,10 +42,15 @@ export class WebhookDeliveries {
   readonly #endpointKey: string;
   #closing: Promise<void> | undefined;
 
-  constructor(connection: Redis, prefix: string) {
+  /** `telemetry`: BullMQ's spans of each delivery (src/tracing), when tracing is on. */
+  constructor(connection: Redis, prefix: string, telemetry?: Telemetry) {
     this.#connection = connection;
     this.#endpointKey = webhookEndpointKey(prefix);
-    this.queue = new Queue<Delivery>(WEBHOOK_QUEUE, { connection, prefix });
+    this.queue = new Queue<Delivery>(WEBHOOK_QUEUE, {
+      connection,
+      prefix,
+      ...(telemetry && { telemetry }),
+    });
   }
 
   /** Stops every delivery (the queue is paused: nothing is lost) until resume(). */

@@ -1,4 +1,4 @@
-import { UnrecoverableError, Worker } from "bullmq";
+import { type Telemetry, UnrecoverableError, Worker } from "bullmq";
 import { Agent } from "undici";
 import { parseRetryAfter } from "../client/retry.js";
 import type { WebhookConfig } from "../config.js";
@@ -25,6 +25,8 @@ export interface WebhookDeliveryOptions extends ResultStreamSource {
   readonly retryScheduleMs?: readonly number[];
   /** Defaults to Math.random; the jitter's source. */
   readonly random?: () => number;
+  /** BullMQ's spans of each delivery (src/tracing), when tracing is on. */
+  readonly telemetry?: Telemetry | undefined;
 }
 
 export type WebhookOutcome = "delivered" | "blocked" | "retry" | "failed" | "gone";
@@ -58,7 +60,7 @@ export async function startWebhooks(options: WebhookDeliveryOptions): Promise<Ru
   assertAllowedWebhookUrl(webhook.url, webhook.allowedRanges);
   const ownDeliveries = options.deliveries
     ? undefined
-    : new WebhookDeliveries(options.connection, options.prefix);
+    : new WebhookDeliveries(options.connection, options.prefix, options.telemetry);
   const deliveries = (options.deliveries ?? ownDeliveries) as WebhookDeliveries;
   if (await deliveries.resumeIfMoved(webhook.url))
     logger.warn("webhooks: the URL that answered 410 Gone was replaced; deliveries go on");
@@ -74,6 +76,7 @@ export async function startWebhooks(options: WebhookDeliveryOptions): Promise<Ru
       connection: options.connection,
       prefix: options.prefix,
       concurrency: 8,
+      ...(options.telemetry && { telemetry: options.telemetry }),
       settings: {
         backoffStrategy: (attemptsMade: number, _type?: string, error?: Error) =>
           retryWait(

@@ -396,3 +396,92 @@ describe("loadConfig", () => {
     expect(message).not.toContain("CANARY");
   });
 });
+
+describe("loadConfig: traces (the OTEL_* variables)", () => {
+  const HEADER_SECRET = "otlp-CANARY-key-42";
+
+  it("leaves tracing off without an OTLP endpoint, whatever else is set", () => {
+    expect(loadConfig({}).tracing).toBeUndefined();
+    expect(
+      loadConfig({ OTEL_EXPORTER_OTLP_HEADERS: `x-api-key=${HEADER_SECRET}` }).tracing,
+    ).toBeUndefined();
+    expect(
+      loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318", OTEL_SDK_DISABLED: "TRUE" })
+        .tracing,
+    ).toBeUndefined();
+  });
+
+  it("appends /v1/traces to the base endpoint; the traces' own endpoint, headers and protocol win", () => {
+    const base = loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: "https://collector.test:4318/" });
+    expect(base.tracing).toMatchObject({
+      endpoint: "https://collector.test:4318/v1/traces",
+      protocol: CONFIG_DEFAULTS.OTEL_EXPORTER_OTLP_PROTOCOL,
+      serviceName: "moneyq",
+      sampler: "parentbased_always_on",
+      samplerRatio: 1,
+    });
+    const own = loadConfig({
+      OTEL_EXPORTER_OTLP_ENDPOINT: "https://collector.test:4318",
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "http://traces.test/ingest",
+      OTEL_EXPORTER_OTLP_PROTOCOL: "http/protobuf",
+      OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: "http/json",
+      OTEL_EXPORTER_OTLP_HEADERS: "a=1,b=2",
+      OTEL_EXPORTER_OTLP_TRACES_HEADERS: "b=3,api-key=with%20space",
+      OTEL_SERVICE_NAME: "payouts",
+      OTEL_RESOURCE_ATTRIBUTES: "deployment.environment=prod",
+      OTEL_TRACES_SAMPLER: "parentbased_traceidratio",
+      OTEL_TRACES_SAMPLER_ARG: "0.25",
+    }).tracing;
+    expect(own).toMatchObject({
+      endpoint: "http://traces.test/ingest",
+      protocol: "http/json",
+      serviceName: "payouts",
+      resourceAttributes: { "deployment.environment": "prod" },
+      sampler: "parentbased_traceidratio",
+      samplerRatio: 0.25,
+    });
+    expect(own?.headers).toEqual({ a: "1", b: "3", "api-key": "with space" });
+    expect(Object.isFrozen(own)).toBe(true);
+  });
+
+  it("keeps the export headers out of JSON, inspection and enumeration", () => {
+    const config = loadConfig({
+      OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector.test:4318",
+      OTEL_EXPORTER_OTLP_HEADERS: `authorization=Bearer%20${HEADER_SECRET}`,
+    });
+    expect(config.tracing?.headers.authorization).toBe(`Bearer ${HEADER_SECRET}`);
+    expect(JSON.stringify(config)).not.toContain(HEADER_SECRET);
+    expect(inspect(config, { depth: 10 })).not.toContain(HEADER_SECRET);
+    expect(Object.keys(config.tracing ?? {})).not.toContain("headers");
+  });
+
+  it("refuses bad values naming each variable and its rule, never a header's value", () => {
+    const issues = issuesOf({
+      OTEL_EXPORTER_OTLP_ENDPOINT: "collector:4318",
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "https://user:pass@traces.test/v1/traces",
+      OTEL_EXPORTER_OTLP_HEADERS: `${HEADER_SECRET},x=%ZZ`,
+      OTEL_EXPORTER_OTLP_PROTOCOL: "grpc",
+      OTEL_TRACES_SAMPLER: "xray",
+      OTEL_TRACES_SAMPLER_ARG: "1.5",
+      OTEL_SDK_DISABLED: "maybe",
+    });
+    expect(issues.map((i) => i.variable).sort()).toEqual(
+      [
+        "OTEL_EXPORTER_OTLP_ENDPOINT",
+        "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+        "OTEL_EXPORTER_OTLP_HEADERS",
+        "OTEL_EXPORTER_OTLP_HEADERS",
+        "OTEL_EXPORTER_OTLP_PROTOCOL",
+        "OTEL_TRACES_SAMPLER",
+        "OTEL_TRACES_SAMPLER_ARG",
+        "OTEL_SDK_DISABLED",
+      ].sort(),
+    );
+    const rule = (variable: string) => issues.find((i) => i.variable === variable)?.rule;
+    expect(rule("OTEL_EXPORTER_OTLP_ENDPOINT")).toBe("must be an http(s) URL");
+    expect(rule("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")).toContain("must not carry credentials");
+    expect(rule("OTEL_EXPORTER_OTLP_HEADERS")).toContain("entry 1 must be name=value");
+    expect(JSON.stringify(issues)).not.toContain(HEADER_SECRET);
+    expect(JSON.stringify(issues)).not.toContain("pass");
+  });
+});

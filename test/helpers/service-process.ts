@@ -1,0 +1,75 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll } from "vitest";
+import { exitOf } from "./cli.js";
+
+const root = join(import.meta.dirname, "..", "..");
+
+export interface ServiceProcess {
+  readonly child: ChildProcess;
+  /** The API's address, from its start-up log line. */
+  readonly apiUrl: string;
+  /** SIGTERM, then the exit code once it has closed (tracing flushed last). */
+  stop(): Promise<number | null>;
+  /** Every module the process loaded: "esm URL" and "cjs PATH" lines (after `stop`). */
+  modules(): string[];
+}
+
+const work = mkdtempSync(join(tmpdir(), "moneyq-service-"));
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+/**
+ * `moneyq start` as installed (bin/moneyq.js on dist/), its API on a free port, every module it
+ * loads recorded (test/helpers/record-modules.mjs). Killed after the file if still running.
+ */
+export async function startServiceProcess(env: Record<string, string>): Promise<ServiceProcess> {
+  const modulesFile = join(work, `${randomUUID()}.txt`);
+  const child = spawn(
+    process.execPath,
+    [
+      "--import",
+      join(root, "test/helpers/record-modules.mjs"),
+      join(root, "bin/moneyq.js"),
+      "start",
+    ],
+    {
+      cwd: root,
+      env: {
+        PATH: process.env.PATH ?? "",
+        RECORD_MODULES_FILE: modulesFile,
+        MONEYQ_API_PORT: "0",
+        MONEYQ_LOG_LEVEL: "info",
+        ...env,
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
+  afterAll(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  });
+  let err = "";
+  child.stderr?.on("data", (c: Buffer) => {
+    err += c.toString();
+  });
+  const apiUrl = await new Promise<string>((resolve, reject) => {
+    let out = "";
+    child.stdout?.on("data", (c: Buffer) => {
+      out += c.toString();
+      const line = out.split("\n").find((l) => l.includes('"API listening on'));
+      if (line) resolve(JSON.parse(line).api as string);
+    });
+    child.once("exit", (code) => reject(new Error(`moneyq start exited with ${code}: ${err}`)));
+  });
+  return {
+    child,
+    apiUrl,
+    async stop() {
+      child.kill("SIGTERM");
+      return exitOf(child);
+    },
+    modules: () => readFileSync(modulesFile, "utf8").split("\n").filter(Boolean),
+  };
+}
