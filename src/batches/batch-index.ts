@@ -115,12 +115,22 @@ export class BatchIndex {
         1000,
       );
       cursor = next;
-      for (const key of keys) {
-        const [id, createdAt] = await this.#redis.hmget(key, "id", "createdAt");
-        const createdMs = Date.parse(createdAt ?? "");
-        if (id && Number.isFinite(createdMs)) await this.#redis.zadd(index, "NX", createdMs, id);
-      }
+      if (keys.length > 0) await this.#addFound(index, keys);
     } while (cursor !== "0");
     await this.#redis.set(built, "1");
+  }
+
+  /** Adds the batches of one SCAN page's meta keys: one pipeline to read, one ZADD. */
+  async #addFound(index: string, keys: readonly string[]): Promise<void> {
+    const pipeline = this.#redis.pipeline();
+    for (const key of keys) pipeline.hmget(key, "id", "createdAt");
+    const entries: (string | number)[] = [];
+    for (const [error, value] of (await pipeline.exec()) ?? []) {
+      if (error) throw error;
+      const [id, createdAt] = value as (string | null)[];
+      const createdMs = Date.parse(createdAt ?? "");
+      if (id && Number.isFinite(createdMs)) entries.push(createdMs, id);
+    }
+    if (entries.length > 0) await this.#redis.zadd(index, "NX", ...entries);
   }
 }
