@@ -85,14 +85,18 @@ export function startOpenTelemetry(
     tracer: otelJobTracer(provider.getTracer("moneyq")),
     apiPlugin: fastify.plugin(),
     close() {
+      // Every step runs even when one fails; the spans not yet sent are exported first.
       closing ??= (async () => {
-        unregister();
         try {
-          await provider.shutdown();
+          unregister();
         } finally {
-          trace.disable();
-          propagation.disable();
-          context.disable();
+          try {
+            await provider.shutdown();
+          } finally {
+            trace.disable();
+            propagation.disable();
+            context.disable();
+          }
         }
       })();
       return closing;
