@@ -13,6 +13,7 @@ import {
 } from "../helpers/service.js";
 
 const READER_TOKEN = "tok_alpha_reader_0123456789a";
+const SUBMITTER_TOKEN = "tok_alpha_submitter_01234567";
 
 const h = useService({
   MONEYQ_API_TOKENS: JSON.stringify([
@@ -20,6 +21,12 @@ const h = useService({
     { name: "beta-ops", token: BETA_TOKEN, accounts: ["beta"] },
     { name: "both", token: BOTH_TOKEN, accounts: ["alpha", "beta"] },
     { name: "alpha-reader", token: READER_TOKEN, accounts: ["alpha"], permissions: ["read"] },
+    {
+      name: "alpha-submitter",
+      token: SUBMITTER_TOKEN,
+      accounts: ["alpha"],
+      permissions: ["submit"],
+    },
   ]),
 });
 
@@ -33,6 +40,10 @@ describe("what the console reads: the token, the batch list, searches", () => {
     expect(me.body).toEqual({ name: "alpha-reader", accounts: ["alpha"], permissions: ["read"] });
     expect(me.text).not.toContain(READER_TOKEN);
     expect((await h.api("GET", "/v1/me", { token: null })).status).toBe(401);
+    // The console signs in with /v1/me: a token without read cannot.
+    const submitter = await h.api("GET", "/v1/me", { token: SUBMITTER_TOKEN });
+    expect(submitter.status).toBe(403);
+    expect(submitter.body.error.message).toContain('lacks the "read" permission');
   });
 
   it("lists the newest batches of the token's accounts, filtered by account and state", async () => {
