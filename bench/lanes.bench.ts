@@ -13,7 +13,7 @@ import type { JobInput } from "../src/queues/job-envelope.js";
 import { Producer } from "../src/queues/producer.js";
 import { accountQueueName } from "../src/queues/queue-names.js";
 import { createRedis } from "../src/redis/connection.js";
-import { bullKeys, everyKeyPattern, resultsStreamKey } from "../src/redis/keys.js";
+import { bullKeys, everyKeyPattern, keyspace, resultsStreamKey } from "../src/redis/keys.js";
 import type { LoggedRequest } from "../src/sandbox/request-log.js";
 import { body, REDIS_URL } from "./pipeline-run.js";
 
@@ -88,7 +88,7 @@ const missed = (await workers.metrics.rateSlotsMissed.get()).values.reduce(
 );
 await workers.close();
 const backlog = await connection.zcard(
-  bullKeys.prioritized(bullKeys.queue(prefix, accountQueueName("bench"))),
+  bullKeys.prioritized(bullKeys.queue(prefix, accountQueueName(keyspace(prefix), "bench"))),
 );
 
 const log = (
@@ -96,7 +96,9 @@ const log = (
     data: { requests: LoggedRequest[] };
   }
 ).data.requests;
-const results = (await connection.xrange(resultsStreamKey(prefix), "-", "+")).map(
+const results = (
+  await connection.xrange(resultsStreamKey(keyspace(prefix), "bench"), "-", "+")
+).map(
   ([, fields]) =>
     JSON.parse(fields[1] as string) as { idempotencyKey: string; upstreamId?: string },
 );

@@ -3,7 +3,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
-import type { Redis } from "ioredis";
 import { Registry } from "prom-client";
 import { type Config, loadConfig } from "../src/config.js";
 import { createLogger } from "../src/logger.js";
@@ -13,8 +12,9 @@ import { registerRedisMetrics } from "../src/metrics/redis-metrics.js";
 import { startWorkers } from "../src/processors/start-workers.js";
 import type { JobInput } from "../src/queues/job-envelope.js";
 import { Producer } from "../src/queues/producer.js";
+import type { RedisConnection } from "../src/redis/connection.js";
 import { createRedis } from "../src/redis/connection.js";
-import { everyKeyPattern, resultsStreamKey } from "../src/redis/keys.js";
+import { everyKeyPattern, keyspace, resultsStreamKey } from "../src/redis/keys.js";
 import { startTracing } from "../src/tracing/start-tracing.js";
 
 export const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
@@ -45,7 +45,7 @@ export interface OthersCpu {
   readonly redisUs: number;
 }
 
-export async function othersCpu(redis: Redis, baseUrl: string): Promise<OthersCpu> {
+export async function othersCpu(redis: RedisConnection, baseUrl: string): Promise<OthersCpu> {
   const [stubAnswer, info] = await Promise.all([
     fetch(`${new URL(baseUrl).origin}/cpu`).then((r) => r.json() as Promise<{ cpuUs: number }>),
     redis.info("cpu"),
@@ -171,7 +171,7 @@ export async function moneyq(
       prefix,
       queues: workers.queues,
       pauses: workers.pauses,
-      resultsStreamKey: workers.results.streamKey,
+      resultsStreams: [workers.results.streamKey("default")],
       cacheMs: config.metrics.cacheMs,
     });
     scrapes = setInterval(() => void registry.metrics(), 1000);
@@ -180,9 +180,9 @@ export async function moneyq(
   const seconds = (performance.now() - started) / 1000;
   const used = process.cpuUsage(cpu);
   const othersAfter = await othersCpu(connection, baseUrl);
-  const finishedAt = (await connection.xrange(resultsStreamKey(prefix), "-", "+")).map(([id]) =>
-    Number(id.split("-")[0]),
-  );
+  const finishedAt = (
+    await connection.xrange(resultsStreamKey(keyspace(prefix), "bench"), "-", "+")
+  ).map(([id]) => Number(id.split("-")[0]));
   if (finishedAt.length !== jobs)
     throw new Error(`${jobs} jobs gave ${finishedAt.length} results on the stream`);
   const busySeconds = ((finishedAt.at(-1) as number) - (finishedAt[0] as number)) / 1000;

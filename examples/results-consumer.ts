@@ -2,7 +2,7 @@
 // batch's event) goes to one consumer of the group, and stays pending until acknowledged, so
 // a consumer that dies loses nothing.
 // Run: REDIS_URL=redis://127.0.0.1:6379 npx tsx examples/results-consumer.ts
-import { Redis } from "ioredis";
+import { type Cluster, Redis } from "ioredis";
 
 export interface ConsumeOptions {
   /** The stream: `<MONEYQ_REDIS_PREFIX>:results` (default `moneyq:results`). */
@@ -31,7 +31,10 @@ function eventOf(id: string, fields: string[]): StreamEvent {
   return { type: `job.${result.result}`, id, timestamp: result.finishedAt, data: result };
 }
 
-export async function consumeResults(redis: Redis, options: ConsumeOptions): Promise<void> {
+export async function consumeResults(
+  redis: Redis | Cluster,
+  options: ConsumeOptions,
+): Promise<void> {
   try {
     // "0": a new group starts with every result still in the stream.
     await redis.xgroup("CREATE", options.stream, options.group, "0", "MKSTREAM");

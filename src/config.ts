@@ -2,6 +2,7 @@ import ipaddr from "ipaddr.js";
 import { z } from "zod";
 import { toFieldIssues } from "./contract/field-issues.js";
 import { allowedRangeProblem } from "./net/address-guard.js";
+import { isClusterUrl, parseClusterUrl } from "./net/redis-url.js";
 import { loadProviderProfile } from "./provider/load-profile.js";
 import { DEFAULT_PROVIDER_PROFILE, type ProviderProfile } from "./provider/profile.js";
 
@@ -303,6 +304,18 @@ function matching(pattern: RegExp, message: string) {
 // one token. A provider profile's apiKeyPattern can narrow it further, never widen it.
 const API_KEY_RULE = "must be visible ASCII characters (0x21 to 0x7E), with no spaces";
 const apiKey = matching(/^[\x21-\x7e]+$/, API_KEY_RULE);
+const redisUrl = z.string().superRefine((v, ctx) => {
+  if (!isClusterUrl(v)) {
+    if (!/^rediss?:\/\/\S+$/.test(v))
+      ctx.addIssue({
+        code: "custom",
+        message: "must be a redis:// or rediss:// URL, or redis+cluster:// for a Redis Cluster",
+      });
+    return;
+  }
+  const target = parseClusterUrl(v);
+  if (typeof target === "string") ctx.addIssue({ code: "custom", message: target });
+});
 const positiveInt = matching(/^[1-9]\d*$/, "must be a positive whole number");
 const wholeNumber = matching(/^\d+$/, "must be a whole number");
 const flag = z.string().refine((v) => ["0", "1", "true", "false"].includes(v), {
@@ -391,6 +404,12 @@ export function loadConfig(env: Env = process.env): Config {
   const read = new EnvReader(env);
   checkVariableNames(read);
   const basics = readBasics(read);
+  if (isClusterUrl(basics.redisUrl) && /[{}]/.test(basics.redisPrefix)) {
+    read.issues.push({
+      variable: "MONEYQ_REDIS_PREFIX",
+      rule: "must have no { or } on a Redis Cluster: moneyq gives each account's keys a hash tag of its own (docs/scaling.md)",
+    });
+  }
   const pipeline = readPipeline(read);
   const requireSafeRedis = read.isOn("MONEYQ_REQUIRE_SAFE_REDIS");
   const redisStartTimeoutMs = read.int("MONEYQ_REDIS_START_TIMEOUT_MS", wholeNumber);
@@ -450,11 +469,7 @@ function checkVariableNames(read: EnvReader): void {
 /** Redis, the provider and its default account, HTTP timeouts, logging. */
 function readBasics(read: EnvReader) {
   return {
-    redisUrl: read.check(
-      "REDIS_URL",
-      matching(/^rediss?:\/\/\S+$/, "must be a redis:// or rediss:// URL"),
-      CONFIG_DEFAULTS.REDIS_URL,
-    ),
+    redisUrl: read.check("REDIS_URL", redisUrl, CONFIG_DEFAULTS.REDIS_URL),
     paymentsApiUrl: read.check(
       "PAYMENTS_API_URL",
       matching(/^https?:\/\/[^\s/]+(\/\S*)?\/v1\/?$/, "must be an http(s) URL ending in /v1"),

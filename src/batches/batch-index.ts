@@ -1,5 +1,13 @@
-import type { Redis } from "ioredis";
-import { batchIndexBuiltKey, batchIndexKey, batchKeys, batchMetaPattern } from "../redis/keys.js";
+import type { RedisConnection } from "../redis/connection.js";
+import {
+  batchIndexBuiltKey,
+  batchIndexKey,
+  batchKeys,
+  batchMetaPattern,
+  type Keyspace,
+  keyspace,
+} from "../redis/keys.js";
+import { scanKeys } from "../redis/scan-keys.js";
 import type { BatchState } from "./batch-store.js";
 
 /** Ids read from the index per round trip while looking for batches in the asked states. */
@@ -32,12 +40,12 @@ export interface IndexPage {
  * refused submission deletes it) is dropped from the index when a listing meets it.
  */
 export class BatchIndex {
-  readonly #redis: Redis;
-  readonly #prefix: string;
+  readonly #redis: RedisConnection;
+  readonly #space: Keyspace;
 
-  constructor(redis: Redis, prefix: string) {
+  constructor(redis: RedisConnection, prefix: string) {
     this.#redis = redis;
-    this.#prefix = prefix;
+    this.#space = keyspace(prefix, redis.isCluster);
   }
 
   /** The newest batches of `accounts` in one of `states` (any state when empty), at most `limit`. */
@@ -63,7 +71,7 @@ export class BatchIndex {
     states: readonly BatchState[],
     limit: number,
   ): Promise<IndexPage> {
-    const index = batchIndexKey(this.#prefix, account);
+    const index = batchIndexKey(this.#space, account);
     const found: IndexedBatch[] = [];
     const gone: string[] = [];
     let start = 0;
@@ -92,7 +100,7 @@ export class BatchIndex {
 
   async #states(account: string, ids: readonly string[]): Promise<(string | null)[]> {
     const pipeline = this.#redis.pipeline();
-    for (const id of ids) pipeline.hget(batchKeys(this.#prefix, account, id).meta, "state");
+    for (const id of ids) pipeline.hget(batchKeys(this.#space, account, id).meta, "state");
     const answers = (await pipeline.exec()) ?? [];
     return answers.map(([error, value]) => {
       if (error) throw error;
@@ -102,21 +110,12 @@ export class BatchIndex {
 
   /** Adds the account's batches written before the index existed; once per account. */
   async #build(account: string): Promise<void> {
-    const built = batchIndexBuiltKey(this.#prefix, account);
+    const built = batchIndexBuiltKey(this.#space, account);
     if ((await this.#redis.exists(built)) === 1) return;
-    const index = batchIndexKey(this.#prefix, account);
-    let cursor = "0";
-    do {
-      const [next, keys] = await this.#redis.scan(
-        cursor,
-        "MATCH",
-        batchMetaPattern(this.#prefix, account),
-        "COUNT",
-        1000,
-      );
-      cursor = next;
-      if (keys.length > 0) await this.#addFound(index, keys);
-    } while (cursor !== "0");
+    const index = batchIndexKey(this.#space, account);
+    await scanKeys(this.#redis, batchMetaPattern(this.#space, account), (keys) =>
+      this.#addFound(index, keys),
+    );
     await this.#redis.set(built, "1");
   }
 

@@ -1,6 +1,6 @@
-import type { Redis } from "ioredis";
 import { type Decision, type EventsTarget, WorkHolds } from "../queues/work-holds.js";
-import { batchIndexKey, batchKeys } from "../redis/keys.js";
+import type { RedisConnection } from "../redis/connection.js";
+import { batchIndexKey, batchKeys, type Keyspace, keyspace } from "../redis/keys.js";
 import { BATCH_QUEUED } from "../redis/scripts/batch-queued.js";
 import { BEGIN_BATCH_SUBMIT } from "../redis/scripts/begin-batch-submit.js";
 import { CANCEL_BATCH } from "../redis/scripts/cancel-batch.js";
@@ -33,7 +33,7 @@ export function isCancellable(state: string): boolean {
   return (CANCELLABLE_BATCH_STATES as readonly string[]).includes(state);
 }
 
-type BatchRedis = Redis & {
+type BatchRedis = RedisConnection & {
   moneyqBeginSubmit(
     meta: string,
     lease: string,
@@ -89,20 +89,20 @@ type BatchRedis = Redis & {
  */
 export class BatchStore {
   readonly #redis: BatchRedis;
-  readonly #prefix: string;
+  readonly keyspace: Keyspace;
   readonly #events: EventsTarget;
   readonly #holds: WorkHolds;
 
-  constructor(redis: Redis, prefix: string, events: EventsTarget) {
+  constructor(redis: RedisConnection, prefix: string, events: EventsTarget) {
     defineScripts(redis, BEGIN_BATCH_SUBMIT, SET_BATCH_ROWS, BATCH_QUEUED, CANCEL_BATCH);
     this.#redis = redis as BatchRedis;
-    this.#prefix = prefix;
+    this.keyspace = keyspace(prefix, redis.isCluster);
     this.#events = events;
     this.#holds = new WorkHolds(redis, events);
   }
 
   keys(account: string, batchId: string): ReturnType<typeof batchKeys> {
-    return batchKeys(this.#prefix, account, batchId);
+    return batchKeys(this.keyspace, account, batchId);
   }
 
   /**
@@ -121,7 +121,7 @@ export class BatchStore {
     return (await this.#redis.moneyqBeginSubmit(
       keys.meta,
       keys.submitting,
-      batchIndexKey(this.#prefix, account),
+      batchIndexKey(this.keyspace, account),
       lease.token,
       String(lease.ms),
       digest,
@@ -155,7 +155,7 @@ export class BatchStore {
     return (await this.#redis.moneyqBatchQueued(
       keys.meta,
       keys.submitting,
-      this.#events.streamKey,
+      this.#events.streamKey(account),
       now,
       token,
       String(this.#events.maxLen),
@@ -170,7 +170,7 @@ export class BatchStore {
     const keys = this.keys(account, batchId);
     const before = await this.#redis.moneyqCancelBatch(
       keys.meta,
-      this.#events.streamKey,
+      this.#events.streamKey(account),
       new Date().toISOString(),
       String(this.#events.maxLen),
     );
@@ -192,6 +192,7 @@ export class BatchStore {
     who: string,
   ): Promise<BatchState | undefined> {
     const answer = await this.#holds.decide(
+      account,
       this.keys(account, batchId).meta,
       decision,
       who,

@@ -1,5 +1,4 @@
 import { createHash, randomUUID } from "node:crypto";
-import type { Redis } from "ioredis";
 import type { ApprovalPolicy } from "../config.js";
 import { EnqueueValidationError } from "../queues/enqueue-error.js";
 import { deriveIdempotencyKey, jobIdFor } from "../queues/idempotency-key.js";
@@ -8,6 +7,7 @@ import { APPROVAL_HOLD_MS, MAX_SCHEDULE_AHEAD_MS } from "../queues/job-holds.js"
 import { type RowMoney, rowMoney } from "../queues/job-money.js";
 import type { Producer } from "../queues/producer.js";
 import { CANCELLED_BY } from "../queues/work-holds.js";
+import type { RedisConnection } from "../redis/connection.js";
 import { batchReferencesKey } from "../redis/keys.js";
 import { CLAIM_BATCH_REFERENCES } from "../redis/scripts/claim-batch-references.js";
 import { defineScripts } from "../redis/scripts/script.js";
@@ -126,7 +126,7 @@ export interface CancelReport {
 }
 
 export interface BatchesOptions {
-  readonly connection: Redis;
+  readonly connection: RedisConnection;
   readonly prefix: string;
   readonly producer: Producer;
   readonly results: ResultsStore;
@@ -184,7 +184,7 @@ const SUBMIT_WAIT_MS = 120_000;
 /** How often a submission that found another one under way looks again. */
 const LEASE_POLL_MS = 50;
 
-type BatchRedis = Redis & {
+type BatchRedis = RedisConnection & {
   moneyqClaimReferences(key: string, batchId: string, ...refs: string[]): Promise<number[]>;
 };
 
@@ -743,7 +743,7 @@ export class Batches {
   }
 
   #refsKey(account: string): string {
-    return batchReferencesKey(this.#options.prefix, account);
+    return batchReferencesKey(this.#store.keyspace, account);
   }
 
   /** Held rows (by index) whose reference an earlier batch of the account holds, with its id. */

@@ -1,9 +1,9 @@
-import type { Redis } from "ioredis";
-import { batchKeys, legacyBatchKeys } from "../redis/keys.js";
+import type { RedisConnection } from "../redis/connection.js";
+import { batchKeys, keyspace, legacyBatchKeys } from "../redis/keys.js";
 import { MOVE_LEGACY_BATCH } from "../redis/scripts/move-legacy-batch.js";
 import { defineScripts } from "../redis/scripts/script.js";
 
-type MigratingRedis = Redis & {
+type MigratingRedis = RedisConnection & {
   moneyqMoveLegacyBatch(
     oldMeta: string,
     oldRows: string,
@@ -29,9 +29,11 @@ export interface LegacyBatchMigration {
  * its jobs' idempotency keys and its reference claims are unchanged.
  */
 export async function migrateLegacyBatchKeys(
-  connection: Redis,
+  connection: RedisConnection,
   prefix: string,
 ): Promise<LegacyBatchMigration> {
+  // A cluster never ran the release that wrote them (and the move spans two slots).
+  if (connection.isCluster) return { moved: 0, conflicts: [] };
   defineScripts(connection, MOVE_LEGACY_BATCH);
   const redis = connection as MigratingRedis;
   const namespace = legacyBatchKeys.namespace(prefix);
@@ -48,7 +50,7 @@ export async function migrateLegacyBatchKeys(
       const oldMeta = legacyBatchKeys.meta(prefix, id);
       const [metaId, account] = await redis.hmget(oldMeta, "id", "account");
       if (metaId !== id || !account) continue;
-      const keys = batchKeys(prefix, account, id);
+      const keys = batchKeys(keyspace(prefix), account, id);
       const outcome = await redis.moneyqMoveLegacyBatch(
         oldMeta,
         legacyBatchKeys.rows(prefix, id),

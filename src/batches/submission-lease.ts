@@ -1,9 +1,9 @@
-import type { Redis } from "ioredis";
+import type { RedisConnection } from "../redis/connection.js";
 import { DELETE_IF_HELD } from "../redis/scripts/delete-if-held.js";
 import { RENEW_LEASE } from "../redis/scripts/renew-lease.js";
 import { defineScripts } from "../redis/scripts/script.js";
 
-type LeaseRedis = Redis & {
+type LeaseRedis = RedisConnection & {
   moneyqRenewLease(key: string, token: string, ms: string): Promise<number>;
   moneyqDeleteIfHeld(key: string, token: string): Promise<number>;
 };
@@ -23,7 +23,7 @@ export class SubmissionLease {
   readonly #timer: NodeJS.Timeout;
   #lost = false;
 
-  constructor(redis: Redis, key: string, token: string, ms: number) {
+  constructor(redis: RedisConnection, key: string, token: string, ms: number) {
     defineScripts(redis, RENEW_LEASE, DELETE_IF_HELD);
     this.#redis = redis as LeaseRedis;
     this.#key = key;

@@ -12,6 +12,7 @@ import { createLogger } from "../logger.js";
 import { closeRedis } from "../redis/close.js";
 import { createRedis } from "../redis/connection.js";
 import { everyKeyPattern } from "../redis/keys.js";
+import { scanKeys } from "../redis/scan-keys.js";
 import { RESULT_KINDS } from "../results/job-result.js";
 import { EMBEDDED_DEV_TOKEN, type Service, startService } from "../service/start-service.js";
 import { EXIT } from "./exit-codes.js";
@@ -67,11 +68,10 @@ async function writeReport(service: Service, status: BatchStatus, path: string):
 async function purge(url: string, prefix: string): Promise<void> {
   const redis = createRedis(url, createLogger("warn", process.stderr), "demo cleanup");
   try {
-    for await (const keys of redis.scanStream({
-      match: everyKeyPattern(prefix),
-      count: 1000,
-    }) as AsyncIterable<string[]>)
-      if (keys.length > 0) await redis.unlink(...keys);
+    // One key a command: on a cluster, the keys of one page may lie in many slots.
+    await scanKeys(redis, everyKeyPattern(prefix), async (keys) => {
+      await Promise.all(keys.map((key) => redis.unlink(key)));
+    });
   } finally {
     await closeRedis(redis);
   }

@@ -1,20 +1,21 @@
 import type { Queue } from "bullmq";
-import type { Redis } from "ioredis";
 import { Gauge, type Registry } from "prom-client";
 import type { AccountPauses } from "../queues/account-pauses.js";
 import { LANE_PRIORITY } from "../queues/lanes.js";
-import { backlogKey, bullKeys, webhookEndpointKey } from "../redis/keys.js";
+import type { RedisConnection } from "../redis/connection.js";
+import { backlogKey, bullKeys, keyspace, webhookEndpointKey } from "../redis/keys.js";
 
 export interface RedisMetricsOptions {
-  readonly connection: Redis;
+  readonly connection: RedisConnection;
   readonly prefix: string;
   /** Each configured account's queue, by alias. */
   readonly queues: ReadonlyMap<string, Queue>;
   readonly pauses: AccountPauses;
-  readonly resultsStreamKey: string;
+  /** The results streams (one, or one per account on a cluster); their lengths are summed. */
+  readonly resultsStreams: readonly string[];
   /** How long one reading serves scrapes (config.metrics.cacheMs); 0 reads at every scrape. */
   readonly cacheMs: number;
-  /** A reading that takes longer counts as Redis not answering, so a scrape never hangs. Default 1000. */
+  /** A reading that takes longer counts as RedisConnection not answering, so a scrape never hangs. Default 1000. */
   readonly timeoutMs?: number;
   /** Defaults to Date.now; the age of the oldest waiting job is measured against it. */
   readonly now?: () => number;
@@ -132,16 +133,19 @@ export function registerRedisMetrics(registry: Registry, options: RedisMetricsOp
 
 async function read(options: RedisMetricsOptions, at: number): Promise<Reading> {
   const { connection, prefix, queues } = options;
+  const space = keyspace(prefix, connection.isCluster);
   const [pauses, streamLength, webhooksStopped, perQueue] = await Promise.all([
     options.pauses.list(),
-    connection.xlen(options.resultsStreamKey),
+    Promise.all(options.resultsStreams.map((stream) => connection.xlen(stream))).then((lengths) =>
+      lengths.reduce((sum, n) => sum + n, 0),
+    ),
     connection.exists(webhookEndpointKey(prefix)),
     Promise.all(
       [...queues].map(async ([account, queue]) => {
         const [all, since, backlog] = await Promise.all([
           queue.getJobCounts(),
           oldestWaitingSince(connection, queue),
-          connection.zcard(backlogKey(prefix, account)),
+          connection.zcard(backlogKey(space, account)),
         ]);
         // A job waiting in a lane (a BullMQ priority) waits all the same.
         const { prioritized = 0, ...counts } = all;
@@ -169,7 +173,10 @@ async function read(options: RedisMetricsOptions, at: number): Promise<Reading> 
  * When the longest-waiting job was enqueued: the oldest of the wait list's head and of each
  * lane's head (a lane keeps its jobs in enqueue order).
  */
-async function oldestWaitingSince(connection: Redis, queue: Queue): Promise<number | undefined> {
+async function oldestWaitingSince(
+  connection: RedisConnection,
+  queue: Queue,
+): Promise<number | undefined> {
   const prioritized = bullKeys.prioritized(queue.qualifiedName);
   const [listed, ...heads] = await Promise.all([
     // Ascending: the job that has waited longest comes first.

@@ -28,7 +28,7 @@ async function noSlot(
   slot: Exclude<SlotAnswer, "send">,
 ): Promise<void> {
   const { job, token, envelope } = run;
-  const holdKey = holdKeyOf(envelope, job.id as string, deps.prefix);
+  const holdKey = holdKeyOf(envelope, job.id as string, deps.keyspace);
   if (typeof slot === "object") return holdForWork(deps.holds, holdKey, job, token, slot.heldMs);
   const ending =
     slot === "already_sent"
@@ -76,7 +76,7 @@ export function createJobProcessor(deps: ProcessorDeps, worker: () => Worker) {
     if (markedSent(run)) return finishJob(deps, job, run.envelope, STOPPED_AFTER_SEND);
 
     const slot = await deps.tracer.span(SPAN.rateGate, facts, async (notes) => {
-      const answer = await slots.take(job, signal, slotRequestOf(run, deps.prefix));
+      const answer = await slots.take(job, signal, slotRequestOf(run, deps.keyspace));
       notes.note({ [ATTR.gateAnswer]: typeof answer === "object" ? "held" : answer });
       return answer;
     });

@@ -1,7 +1,7 @@
-import type { Redis } from "ioredis";
 import type { Logger } from "../logger.js";
 import { parseLaneWake } from "../queues/lanes.js";
 import { closeRedis } from "../redis/close.js";
+import type { RedisConnection } from "../redis/connection.js";
 import { laneWakeChannel } from "../redis/keys.js";
 
 /**
@@ -57,7 +57,7 @@ export class LaneWakes {
  * that fails is logged and the workers go on as without it.
  */
 export function listenForLaneWakes(
-  subscriber: Redis,
+  subscriber: RedisConnection,
   prefix: string,
   wakes: LaneWakes,
   logger: Logger,

@@ -1,10 +1,10 @@
 import type { Job } from "bullmq";
-import type { Redis } from "ioredis";
+import type { RedisConnection } from "../redis/connection.js";
 import { jobKeyOf, lockKeyOf } from "../redis/keys.js";
 import { defineScripts } from "../redis/scripts/script.js";
 import { WRITE_JOB_DATA } from "../redis/scripts/write-job-data.js";
 
-type WritingRedis = Redis & {
+type WritingRedis = RedisConnection & {
   moneyqWriteJobData(keyCount: number, ...keysAndArgs: string[]): Promise<number>;
 };
 
@@ -21,7 +21,7 @@ export class LockLostError extends Error {
 export class LockedWrites {
   readonly #redis: WritingRedis;
 
-  constructor(redis: Redis) {
+  constructor(redis: RedisConnection) {
     defineScripts(redis, WRITE_JOB_DATA);
     this.#redis = redis as WritingRedis;
   }

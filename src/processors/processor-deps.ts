@@ -4,6 +4,7 @@ import type { Logger } from "../logger.js";
 import type { PipelineMetrics } from "../metrics/pipeline-metrics.js";
 import type { AccountPauses } from "../queues/account-pauses.js";
 import type { WorkHolds } from "../queues/work-holds.js";
+import type { Keyspace } from "../redis/keys.js";
 import type { JobResult } from "../results/job-result.js";
 import type { ResultsStore } from "../results/results-store.js";
 import type { JobTracer } from "../tracing/job-tracer.js";
@@ -25,8 +26,8 @@ export interface ProcessorDeps {
   readonly holds: WorkHolds;
   readonly pauses: AccountPauses;
   readonly pipeline: PipelineConfig;
-  /** Redis key prefix (config.redisPrefix): batches are looked up under it. */
-  readonly prefix: string;
+  /** Where moneyq's keys live: batches and holds are looked up there. */
+  readonly keyspace: Keyspace;
   readonly metrics: PipelineMetrics;
   readonly logger: Logger;
   /** The job's spans (src/tracing); NO_TRACING when tracing is off. */

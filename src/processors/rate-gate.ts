@@ -1,13 +1,13 @@
-import type { Redis } from "ioredis";
 import { LANE_PRIORITY, type Lane } from "../queues/lanes.js";
 import { Coalescer } from "../redis/coalescer.js";
-import { accountPauseKey, bullKeys, rateKeys } from "../redis/keys.js";
+import type { RedisConnection } from "../redis/connection.js";
+import { accountPauseKey, bullKeys, type Keyspace, keyspace, rateKeys } from "../redis/keys.js";
 import { CLEAR_SLOTS } from "../redis/scripts/clear-slots.js";
 import { PAUSE_ACCOUNT } from "../redis/scripts/pause-account.js";
 import { RESERVE_SLOTS } from "../redis/scripts/reserve-slots.js";
 import { defineScripts } from "../redis/scripts/script.js";
 
-type GateRedis = Redis & {
+type GateRedis = RedisConnection & {
   moneyqReserveSlots(keyCount: number, ...keysAndArgs: string[]): Promise<(number | string)[]>;
   moneyqClearSlots(keyCount: number, ...keysAndArgs: string[]): Promise<(number | string)[]>;
   moneyqPauseAccount(key: string, ms: string): Promise<number>;
@@ -79,7 +79,7 @@ const MAX_REQUESTS_PER_CALL = 256;
  */
 export class RateGate {
   readonly #redis: GateRedis;
-  readonly #prefix: string;
+  readonly #space: Keyspace;
   readonly #marginMs: number;
   /** One per account and rate: its reservations leave one call at a time, gathered. */
   readonly #lanes = new Map<string, Coalescer<SlotRequest, Reservation>>();
@@ -89,10 +89,10 @@ export class RateGate {
    * `marginMs` stretches each second by that much, to absorb the jitter between a slot and the
    * request's arrival: R requests take 1000 + margin ms, so no sliding second holds more than R.
    */
-  constructor(redis: Redis, prefix: string, marginMs: number) {
+  constructor(redis: RedisConnection, prefix: string, marginMs: number) {
     defineScripts(redis, RESERVE_SLOTS, CLEAR_SLOTS, PAUSE_ACCOUNT);
     this.#redis = redis as GateRedis;
-    this.#prefix = prefix;
+    this.#space = keyspace(prefix, redis.isCluster);
     this.#marginMs = marginMs;
   }
 
@@ -140,7 +140,7 @@ export class RateGate {
   /** No request of `account` leaves, from any process, for `ms` from now (a 429's Retry-After). */
   async pause(account: string, ms: number): Promise<void> {
     await this.#redis.moneyqPauseAccount(
-      rateKeys(this.#prefix, account).pause,
+      rateKeys(this.#space, account).pause,
       String(Math.max(1, Math.ceil(ms))),
     );
   }
@@ -151,14 +151,14 @@ export class RateGate {
     queueKey: string,
     requests: readonly SlotRequest[],
   ): Promise<Reservation[]> {
-    const rate = rateKeys(this.#prefix, account);
+    const rate = rateKeys(this.#space, account);
     const rateKey = rate.slot;
     const interval = (1000 + this.#marginMs) / perSecond;
     const keys = [
       rateKey,
       rate.lanes,
       rate.pause,
-      accountPauseKey(this.#prefix, account),
+      accountPauseKey(this.#space, account),
       queueKey === "" ? rate.noQueue : bullKeys.prioritized(queueKey),
       rate.yielded,
       rate.bulkAhead,
@@ -189,8 +189,8 @@ export class RateGate {
   }
 
   async #clearMany(account: string, requests: readonly ClearRequest[]): Promise<Clearance[]> {
-    const rate = rateKeys(this.#prefix, account);
-    const keys = [rate.pause, accountPauseKey(this.#prefix, account), rate.bulkAhead];
+    const rate = rateKeys(this.#space, account);
+    const keys = [rate.pause, accountPauseKey(this.#space, account), rate.bulkAhead];
     const args = [String(this.#marginMs / 2)];
     for (const r of requests) {
       const { lock, sentKey } = r.options;

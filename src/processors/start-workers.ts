@@ -1,5 +1,4 @@
 import { type Queue, Worker } from "bullmq";
-import type { Redis } from "ioredis";
 import type { Registry } from "prom-client";
 import { PaymentsClient } from "../client/payments-client.js";
 import { retryDelayMs } from "../client/retry.js";
@@ -13,6 +12,7 @@ import { accountQueueName } from "../queues/queue-names.js";
 import { laneUnlanedJobs } from "../queues/unlaned-jobs.js";
 import { WorkHolds } from "../queues/work-holds.js";
 import { closeRedis } from "../redis/close.js";
+import type { RedisConnection } from "../redis/connection.js";
 import { isRedisConnectionError, outageLog, watchRedisErrors } from "../redis/errors.js";
 import { lanePassKey } from "../redis/keys.js";
 import type { JobResult } from "../results/job-result.js";
@@ -33,7 +33,7 @@ export interface StartWorkersOptions {
   /** Accounts to work for; defaults to config.accounts. */
   readonly accounts?: readonly AccountConfig[];
   /** For queues, gate and results. Workers open their own blocking connections from it. The caller closes it. */
-  readonly connection: Redis;
+  readonly connection: RedisConnection;
   readonly logger: Logger;
   readonly registry: Registry;
   /** What the workers record; default: the pipeline's metrics defined on `registry`. */
@@ -116,7 +116,7 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
     ? await startWebhooks({
         connection,
         prefix: config.redisPrefix,
-        streamKey: results.streamKey,
+        streams: accountList.map((a) => results.streamKey(a.alias)),
         webhook: config.webhook,
         retentionMs: config.pipeline.retentionMs,
         logger,
@@ -135,17 +135,17 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
     holds: new WorkHolds(connection, results),
     pauses,
     pipeline: config.pipeline,
-    prefix: config.redisPrefix,
+    keyspace: results.keyspace,
     metrics,
     logger,
     tracer,
     ...(options.onResult && { onResult: options.onResult }),
   };
   // Jobs an earlier release queued without a lane would be fetched before every lane. A
-  // failure here (Redis away) leaves them where they are: fetched first, as before.
+  // failure here (RedisConnection away) leaves them where they are: fetched first, as before.
   for (const [alias, queue] of queues) {
     try {
-      const lockKey = lanePassKey(config.redisPrefix, alias);
+      const lockKey = lanePassKey(results.keyspace, alias);
       const moved = await laneUnlanedJobs(queue, connection, lockKey);
       if (moved > 0)
         logger.info({ account: alias, jobs: moved }, "queued jobs moved into their lane");
@@ -214,7 +214,7 @@ function startAccountWorker(
   const { config, connection, logger } = options;
   let self: Worker | undefined;
   const processor = createJobProcessor(deps, () => self as Worker);
-  self = new Worker<JobData, void>(accountQueueName(account.alias), processor, {
+  self = new Worker<JobData, void>(accountQueueName(deps.keyspace, account.alias), processor, {
     connection,
     prefix: config.redisPrefix,
     concurrency: account.concurrency,
@@ -252,7 +252,7 @@ interface Running {
   readonly clients: ReadonlyMap<string, PaymentsClient>;
   readonly ownQueues: AccountQueues | undefined;
   readonly webhooks: RunningWebhooks | undefined;
-  readonly resultsConnection: Redis;
+  readonly resultsConnection: RedisConnection;
   readonly wakeListener: { close(): Promise<void> };
 }
 

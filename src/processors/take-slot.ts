@@ -2,7 +2,7 @@ import type { Job, Worker } from "bullmq";
 import type { JobEnvelope } from "../queues/job-envelope.js";
 import type { Lane } from "../queues/lanes.js";
 import { laneOfPriority } from "../queues/lanes.js";
-import { batchKeys, jobHoldKey, lockKeyOf } from "../redis/keys.js";
+import { batchKeys, jobHoldKey, type Keyspace, lockKeyOf } from "../redis/keys.js";
 import { backToWait, pauseWorker, sleep, stopIfAborted } from "./job-moves.js";
 import type { JobRun } from "./job-run.js";
 import { LockLostError } from "./locked-writes.js";
@@ -36,14 +36,14 @@ export type SlotAnswer = "send" | "cancelled" | "already_sent" | { readonly held
 type SlotDeps = Pick<ProcessorDeps, "gate" | "writes" | "wakes" | "metrics" | "pipeline">;
 
 /** Where the gate reads what holds the job: its batch's meta, or its own hold. */
-export function holdKeyOf(envelope: JobEnvelope, jobId: string, prefix: string): string {
+export function holdKeyOf(envelope: JobEnvelope, jobId: string, space: Keyspace): string {
   return envelope.batchId === undefined
-    ? jobHoldKey(prefix, envelope.account, jobId)
-    : batchKeys(prefix, envelope.account, envelope.batchId).meta;
+    ? jobHoldKey(space, envelope.account, jobId)
+    : batchKeys(space, envelope.account, envelope.batchId).meta;
 }
 
 /** What a run asks of the gate: its account's rate, its lane, its lock and its "sent" record. */
-export function slotRequestOf(run: JobRun, prefix: string): SlotRequest {
+export function slotRequestOf(run: JobRun, space: Keyspace): SlotRequest {
   const { job, token, envelope, state, sentKey } = run;
   // A submission keeps the lane it was enqueued in; confirming and reconciling are lookups.
   const lane: Lane = state.phase === "submit" ? laneOfPriority(job.priority) : "lookup";
@@ -51,7 +51,7 @@ export function slotRequestOf(run: JobRun, prefix: string): SlotRequest {
   return {
     account: envelope.account,
     perSecond: run.account.ratePerSecond,
-    holdKey: state.phase === "submit" ? holdKeyOf(envelope, job.id as string, prefix) : undefined,
+    holdKey: state.phase === "submit" ? holdKeyOf(envelope, job.id as string, space) : undefined,
     options: {
       lane,
       queueKey: job.queueQualifiedName,

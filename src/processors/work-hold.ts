@@ -47,7 +47,7 @@ export async function cancelledEnding(
   let hold = await holds.holdOf(holdKey);
   if (hold.approvalPending) {
     // An answer that is not a decision (decided, or gone, meanwhile) leaves the reason as read.
-    await holds.decide(holdKey, "expire", "", scope);
+    await holds.decide(envelope.account, holdKey, "expire", "", scope);
     hold = await holds.holdOf(holdKey);
   }
   const reason = (hold.cancelReason ?? "cancelled") as CancelReason;

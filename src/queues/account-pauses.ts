@@ -1,6 +1,12 @@
 import type { Queue } from "bullmq";
-import type { Redis } from "ioredis";
-import { accountPauseKey, legacyJobKeys, rateKeys } from "../redis/keys.js";
+import type { RedisConnection } from "../redis/connection.js";
+import {
+  accountPauseKey,
+  type Keyspace,
+  keyspace,
+  legacyJobKeys,
+  rateKeys,
+} from "../redis/keys.js";
 
 /** Who paused an account: an operator, or moneyq when the provider refused its key. */
 export type PauseCause = "operator" | "key_refused";
@@ -19,25 +25,25 @@ export interface AccountPause {
  * resume, and the rate gate holds the account's running jobs too.
  */
 export class AccountPauses {
-  readonly #redis: Redis;
-  readonly #prefix: string;
+  readonly #redis: RedisConnection;
+  readonly #space: Keyspace;
   readonly #queues: ReadonlyMap<string, Queue>;
 
-  constructor(redis: Redis, prefix: string, queues: ReadonlyMap<string, Queue>) {
+  constructor(redis: RedisConnection, prefix: string, queues: ReadonlyMap<string, Queue>) {
     this.#redis = redis;
-    this.#prefix = prefix;
+    this.#space = keyspace(prefix, redis.isCluster);
     this.#queues = queues;
   }
 
   async pause(account: string, reason: string, cause: PauseCause = "operator"): Promise<void> {
     await this.#queue(account).pause();
     const entry: AccountPause = { account, reason, pausedAt: new Date().toISOString(), cause };
-    await this.#redis.set(accountPauseKey(this.#prefix, account), JSON.stringify(entry));
+    await this.#redis.set(accountPauseKey(this.#space, account), JSON.stringify(entry));
   }
 
   async resume(account: string): Promise<void> {
     const queue = this.#queue(account);
-    await this.#redis.del(accountPauseKey(this.#prefix, account));
+    await this.#redis.del(accountPauseKey(this.#space, account));
     await queue.resume();
   }
 
@@ -45,7 +51,10 @@ export class AccountPauses {
   async list(): Promise<AccountPause[]> {
     const accounts = [...this.#queues.keys()];
     if (accounts.length === 0) return [];
-    const found = await this.#redis.mget(...accounts.map((a) => accountPauseKey(this.#prefix, a)));
+    // One read per account: on a cluster each account's key is on its own shard.
+    const found = await Promise.all(
+      accounts.map((a) => this.#redis.get(accountPauseKey(this.#space, a))),
+    );
     return found.flatMap((v) => (v === null ? [] : [JSON.parse(v) as AccountPause]));
   }
 
@@ -55,12 +64,12 @@ export class AccountPauses {
    */
   async rateLimited(accounts: readonly string[]): Promise<Map<string, number>> {
     if (accounts.length === 0) return new Map();
-    const pipeline = this.#redis.pipeline();
-    for (const account of accounts) pipeline.pttl(rateKeys(this.#prefix, account).pause);
-    const answers = (await pipeline.exec()) ?? [];
+    const answers = await Promise.all(
+      accounts.map((account) => this.#redis.pttl(rateKeys(this.#space, account).pause)),
+    );
     return new Map(
       accounts.flatMap((account, i) => {
-        const ms = Number(answers[i]?.[1] ?? -2);
+        const ms = Number(answers[i] ?? -2);
         return ms > 0 ? [[account, ms] as const] : [];
       }),
     );
@@ -75,16 +84,19 @@ export class AccountPauses {
 
 /**
  * Moves pauses an earlier release kept in one hash to each account's own key (idempotent; a
- * pause already under the new key wins). Answers how many were moved.
+ * pause already under the new key wins). Answers how many were moved. A cluster never ran
+ * that release: nothing to move there.
  */
-export async function migrateLegacyPauses(redis: Redis, prefix: string): Promise<number> {
+export async function migrateLegacyPauses(redis: RedisConnection, prefix: string): Promise<number> {
+  if (redis.isCluster) return 0;
+  const space = keyspace(prefix);
   const legacy = legacyJobKeys.pausedAccounts(prefix);
   const entries = await redis.hgetall(legacy);
   let moved = 0;
   for (const [account, entry] of Object.entries(entries)) {
     const answers = await redis
       .multi()
-      .set(accountPauseKey(prefix, account), entry, "NX")
+      .set(accountPauseKey(space, account), entry, "NX")
       .hdel(legacy, account)
       .exec();
     if (answers?.[0]?.[1] === "OK") moved += 1;

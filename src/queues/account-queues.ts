@@ -1,5 +1,6 @@
 import { Queue, type Telemetry } from "bullmq";
-import type { Redis } from "ioredis";
+import type { RedisConnection } from "../redis/connection.js";
+import { keyspace } from "../redis/keys.js";
 import { accountQueueName } from "./queue-names.js";
 
 /**
@@ -7,7 +8,7 @@ import { accountQueueName } from "./queue-names.js";
  * of a process that enqueues, pauses, counts or replays an account's jobs.
  */
 export class AccountQueues {
-  readonly #connection: Redis;
+  readonly #connection: RedisConnection;
   readonly #prefix: string;
   readonly #telemetry: Telemetry | undefined;
   readonly #queues = new Map<string, Queue>();
@@ -17,7 +18,7 @@ export class AccountQueues {
    * BullMQ's spans (src/tracing), when tracing is on.
    */
   constructor(
-    connection: Redis,
+    connection: RedisConnection,
     prefix: string,
     accounts: readonly string[] = [],
     telemetry?: Telemetry,
@@ -32,11 +33,14 @@ export class AccountQueues {
   get(account: string): Queue {
     let queue = this.#queues.get(account);
     if (!queue) {
-      queue = new Queue(accountQueueName(account), {
-        connection: this.#connection,
-        prefix: this.#prefix,
-        ...(this.#telemetry && { telemetry: this.#telemetry }),
-      });
+      queue = new Queue(
+        accountQueueName(keyspace(this.#prefix, this.#connection.isCluster), account),
+        {
+          connection: this.#connection,
+          prefix: this.#prefix,
+          ...(this.#telemetry && { telemetry: this.#telemetry }),
+        },
+      );
       this.#queues.set(account, queue);
     }
     return queue;

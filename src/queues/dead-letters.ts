@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Job, Queue } from "bullmq";
-import type { Redis } from "ioredis";
-import { jobKeyOf, replayLockKey, SENT_FIELD } from "../redis/keys.js";
+import type { RedisConnection } from "../redis/connection.js";
+import { jobKeyOf, type Keyspace, keyspace, replayLockKey, SENT_FIELD } from "../redis/keys.js";
 import { DELETE_IF_HELD } from "../redis/scripts/delete-if-held.js";
 import { defineScripts } from "../redis/scripts/script.js";
 import { JobResult } from "../results/job-result.js";
@@ -38,7 +38,7 @@ const SEARCH_PAGE = 500;
 /** How long a replay holds its job against concurrent replays, at most. */
 const REPLAY_LOCK_MS = 30_000;
 
-type ReplayRedis = Redis & {
+type ReplayRedis = RedisConnection & {
   moneyqDeleteIfHeld(lock: string, token: string): Promise<number>;
 };
 
@@ -49,14 +49,21 @@ type ReplayRedis = Redis & {
 export class DeadLetters {
   readonly #connection: ReplayRedis;
   readonly #prefix: string;
+  readonly #space: Keyspace;
   readonly #results: ResultsStore;
   readonly #queues: AccountQueues | undefined;
 
   /** Without `queues`, each call opens the account's queue for itself and closes it after. */
-  constructor(connection: Redis, prefix: string, results: ResultsStore, queues?: AccountQueues) {
+  constructor(
+    connection: RedisConnection,
+    prefix: string,
+    results: ResultsStore,
+    queues?: AccountQueues,
+  ) {
     defineScripts(connection, DELETE_IF_HELD);
     this.#connection = connection as ReplayRedis;
     this.#prefix = prefix;
+    this.#space = keyspace(prefix, connection.isCluster);
     this.#results = results;
     this.#queues = queues;
   }
@@ -111,7 +118,7 @@ export class DeadLetters {
    * The replayed job goes back to the lane it was enqueued in.
    */
   async replay(account: string, jobId: string): Promise<boolean> {
-    const lock = replayLockKey(this.#prefix, account, jobId);
+    const lock = replayLockKey(this.#space, account, jobId);
     const token = randomUUID();
     if ((await this.#connection.set(lock, token, "PX", REPLAY_LOCK_MS, "NX")) === null)
       throw new ReplayConflictError(jobId, "another replay of it is under way");

@@ -1,6 +1,6 @@
 import type { Job } from "bullmq";
-import type { Redis } from "ioredis";
-import { jobHoldKey } from "../redis/keys.js";
+import type { RedisConnection } from "../redis/connection.js";
+import { jobHoldKey, type Keyspace } from "../redis/keys.js";
 import type { ResultsStore } from "../results/results-store.js";
 import type { JobData } from "./job-data.js";
 import type { Producer } from "./producer.js";
@@ -36,22 +36,22 @@ export interface JobControlReport {
  * worker holds is never sent; approved, a delayed job is released.
  */
 export class JobControls {
-  readonly #redis: Redis;
-  readonly #prefix: string;
+  readonly #redis: RedisConnection;
+  readonly #space: Keyspace;
   readonly #producer: Producer;
   readonly #results: ResultsStore;
   readonly #holds: WorkHolds;
   readonly #retentionMs: number;
 
   constructor(options: {
-    readonly connection: Redis;
+    readonly connection: RedisConnection;
     readonly prefix: string;
     readonly producer: Producer;
     readonly results: ResultsStore & EventsTarget;
     readonly retentionMs: number;
   }) {
     this.#redis = options.connection;
-    this.#prefix = options.prefix;
+    this.#space = options.results.keyspace;
     this.#producer = options.producer;
     this.#results = options.results;
     this.#holds = new WorkHolds(options.connection, options.results);
@@ -60,7 +60,7 @@ export class JobControls {
 
   /** The hold of a job (awaiting approval, scheduled, cancelled), or undefined. */
   async holdOf(account: string, jobId: string): Promise<Record<string, string> | undefined> {
-    const hold = await this.#redis.hgetall(jobHoldKey(this.#prefix, account, jobId));
+    const hold = await this.#redis.hgetall(jobHoldKey(this.#space, account, jobId));
     return Object.keys(hold).length === 0 ? undefined : hold;
   }
 
@@ -72,7 +72,7 @@ export class JobControls {
     const jobId = job.id as string;
     if ((await this.#results.recorded(account, jobId)) !== undefined)
       throw new JobControlError("job_not_cancellable", `job ${jobId} has its result already`);
-    const key = jobHoldKey(this.#prefix, account, jobId);
+    const key = jobHoldKey(this.#space, account, jobId);
     await this.#redis
       .multi()
       .hset(key, {
@@ -110,7 +110,8 @@ export class JobControls {
     who: string,
   ): Promise<string> {
     const answer = await this.#holds.decide(
-      jobHoldKey(this.#prefix, account, jobId),
+      account,
+      jobHoldKey(this.#space, account, jobId),
       decision,
       who,
       "job",

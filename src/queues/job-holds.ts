@@ -1,5 +1,5 @@
 import type { ApprovalPolicy } from "../config.js";
-import { jobHoldKey } from "../redis/keys.js";
+import { jobHoldKey, type Keyspace } from "../redis/keys.js";
 import type { JobEnvelope } from "./job-envelope.js";
 import { compareDecimal, rowMoney } from "./job-money.js";
 
@@ -33,7 +33,7 @@ export function notBeforeRule(envelope: JobEnvelope, now: number): string | unde
  * for a batch's job (its batch holds it) and for a job nothing holds.
  */
 export function jobHoldOf(
-  prefix: string,
+  space: Keyspace,
   envelope: JobEnvelope,
   jobId: string,
   options: { policy: ApprovalPolicy | undefined; submittedBy: string | undefined; now: number },
@@ -66,5 +66,5 @@ export function jobHoldOf(
     }),
   };
   const delayMs = approval ? (expiresAfterMs ?? APPROVAL_HOLD_MS) : notBeforeMs - now;
-  return { key: jobHoldKey(prefix, envelope.account, jobId), fields, delayMs };
+  return { key: jobHoldKey(space, envelope.account, jobId), fields, delayMs };
 }

@@ -1,10 +1,17 @@
 import type { JobsOptions } from "bullmq";
-import type { Redis } from "ioredis";
 import type { ApprovalPolicy } from "../config.js";
 import { type FieldIssue, validate } from "../contract/field-issues.js";
 import { DEFAULT_PROVIDER_PROFILE, type ProviderProfile } from "../provider/profile.js";
 import { profileRequestIssues } from "../provider/requests.js";
-import { bullKeys, laneWakeChannel, resultMarkerKey } from "../redis/keys.js";
+import type { RedisConnection } from "../redis/connection.js";
+import {
+  bullKeys,
+  type Keyspace,
+  keyspace,
+  laneWakeChannel,
+  resultMarkerKey,
+} from "../redis/keys.js";
+import { slotGroups } from "../redis/slot-groups.js";
 import { type JobTracer, NO_TRACING } from "../tracing/job-tracer.js";
 import { AccountQueues } from "./account-queues.js";
 import { EnqueueValidationError, IdempotencyKeyReusedError } from "./enqueue-error.js";
@@ -24,7 +31,7 @@ import {
 
 export interface ProducerOptions {
   /** A connection with `maxRetriesPerRequest: null` (see createRedis). The caller closes it. */
-  readonly connection: Redis;
+  readonly connection: RedisConnection;
   /** Redis key prefix (config.redisPrefix). */
   readonly prefix: string;
   /** Aliases of the configured accounts; a job for another alias is refused. */
@@ -81,9 +88,11 @@ export class Producer {
   readonly #ownsQueues: boolean;
   readonly #fingerprints: RequestFingerprints;
   readonly #tracer: JobTracer;
+  readonly #space: Keyspace;
 
   constructor(options: ProducerOptions) {
     this.#options = options;
+    this.#space = keyspace(options.prefix, options.connection.isCluster);
     this.#tracer = options.tracer ?? NO_TRACING;
     this.#ownsQueues = options.queues === undefined;
     this.#queues = options.queues ?? new AccountQueues(options.connection, options.prefix);
@@ -289,13 +298,14 @@ export class Producer {
 
   /** What the fingerprint store needs of an envelope: its job id, job hash, result marker. */
   #entry(envelope: JobEnvelope): FingerprintEntry {
-    const { prefix } = this.#options;
+    const space = this.#space;
     const jobId = jobIdFor(envelope.account, envelope.idempotencyKey);
+    const queue = bullKeys.queue(space.prefix, accountQueueName(space, envelope.account));
     return {
       account: envelope.account,
       jobId,
-      jobKey: bullKeys.job(bullKeys.queue(prefix, accountQueueName(envelope.account)), jobId),
-      markerKey: resultMarkerKey(prefix, envelope.account, jobId),
+      jobKey: bullKeys.job(queue, jobId),
+      markerKey: resultMarkerKey(space, envelope.account, jobId),
       fingerprint: requestFingerprint(envelope),
     };
   }
@@ -394,7 +404,7 @@ export class Producer {
       // A batch's jobs are held by their batch: nothing to work out per row.
       if (envelope.batchId !== undefined) continue;
       const jobId = jobIdFor(envelope.account, envelope.idempotencyKey);
-      const hold = jobHoldOf(this.#options.prefix, envelope, jobId, {
+      const hold = jobHoldOf(this.#space, envelope, jobId, {
         policy: this.#options.approvals?.get(envelope.account),
         submittedBy,
         now,
@@ -402,10 +412,17 @@ export class Producer {
       if (hold) holds.set(envelope, hold);
     }
     if (holds.size === 0) return holds;
-    const multi = this.#options.connection.multi();
-    for (const hold of holds.values())
-      multi.hset(hold.key, hold.fields).pexpire(hold.key, hold.delayMs + this.#options.retentionMs);
-    await multi.exec();
+    const held = [...holds];
+    await Promise.all(
+      slotGroups(this.#space, held, ([envelope]) => envelope.account).map(async ({ items }) => {
+        const multi = this.#options.connection.multi();
+        for (const [, hold] of items)
+          multi
+            .hset(hold.key, hold.fields)
+            .pexpire(hold.key, hold.delayMs + this.#options.retentionMs);
+        await multi.exec();
+      }),
+    );
     return holds;
   }
 

@@ -1,9 +1,10 @@
 import { hash } from "node:crypto";
-import type { Redis } from "ioredis";
-import { fingerprintKey, legacyJobKeys } from "../redis/keys.js";
+import type { RedisConnection } from "../redis/connection.js";
+import { fingerprintKey, type Keyspace, keyspace, legacyJobKeys } from "../redis/keys.js";
 import { CLAIM_FINGERPRINTS } from "../redis/scripts/claim-fingerprints.js";
 import { RELEASE_FINGERPRINTS } from "../redis/scripts/release-fingerprints.js";
 import { defineScripts } from "../redis/scripts/script.js";
+import { perSlotGroup, slotGroups } from "../redis/slot-groups.js";
 import type { JobEnvelope } from "./job-envelope.js";
 
 /** JSON with object keys sorted: the same request always writes the same text. */
@@ -81,7 +82,7 @@ export interface FingerprintEntry {
 
 type ScriptAnswer = [number, string?];
 
-type FingerprintRedis = Redis & {
+type FingerprintRedis = RedisConnection & {
   moneyqClaimFingerprints(...keysThenArgs: (string | number)[]): Promise<[number, ScriptAnswer[]]>;
   moneyqReleaseFingerprints(...keysThenArgs: (string | number)[]): Promise<number>;
 };
@@ -107,19 +108,19 @@ export interface Claimed {
  */
 export class RequestFingerprints {
   readonly #redis: FingerprintRedis;
-  readonly #prefix: string;
+  readonly #space: Keyspace;
   readonly #ttlMs: number;
 
   /** `ttlMs`: how long a replayed key's fingerprint is kept (longer than its job). */
-  constructor(redis: Redis, prefix: string, ttlMs: number) {
+  constructor(redis: RedisConnection, prefix: string, ttlMs: number) {
     defineScripts(redis, CLAIM_FINGERPRINTS, RELEASE_FINGERPRINTS);
     this.#redis = redis as FingerprintRedis;
-    this.#prefix = prefix;
+    this.#space = keyspace(prefix, redis.isCluster);
     this.#ttlMs = ttlMs;
   }
 
   key(account: string, jobId: string): string {
-    return fingerprintKey(this.#prefix, account, jobId);
+    return fingerprintKey(this.#space, account, jobId);
   }
 
   /** Whether each of the account's job ids has a stored fingerprint. */
@@ -130,11 +131,19 @@ export class RequestFingerprints {
 
   /** Each job's stored fingerprint (one MGET), read where an earlier release kept it too. */
   async #stored(jobs: readonly { account: string; jobId: string }[]): Promise<(string | null)[]> {
-    if (jobs.length === 0) return [];
+    return perSlotGroup(
+      this.#space,
+      jobs,
+      (j) => j.account,
+      (group) => this.#storedIn(group),
+    );
+  }
+
+  async #storedIn(jobs: readonly { account: string; jobId: string }[]): Promise<(string | null)[]> {
     const found = await this.#redis.mget(
       ...jobs.flatMap((j) => [
         this.key(j.account, j.jobId),
-        legacyJobKeys.fingerprint(this.#prefix, j.jobId),
+        legacyJobKeys.fingerprint(this.#space, j.account, j.jobId),
       ]),
     );
     return jobs.map((_, i) => found[2 * i] ?? found[2 * i + 1] ?? null);
@@ -154,7 +163,12 @@ export class RequestFingerprints {
     );
     const doubtful = entries.filter((_, i) => uses[i] === "different");
     if (doubtful.length === 0) return uses;
-    const again = (await this.#run("check", doubtful, false)).uses;
+    const again = await perSlotGroup(
+      this.#space,
+      doubtful,
+      (e) => e.account,
+      async (group) => (await this.#run("check", group, false)).uses,
+    );
     let next = 0;
     return uses.map((u) => {
       if (u !== "different") return u;
@@ -170,18 +184,30 @@ export class RequestFingerprints {
    * answered too, and the caller releases `fresh`.
    */
   async claim(entries: readonly FingerprintEntry[], strict: boolean): Promise<Claimed> {
-    const { uses, stored } = await this.#run("claim", entries, strict);
-    const fresh = stored ? entries.filter((_, i) => uses[i] === "new") : [];
+    const uses: KeyClaim[] = new Array(entries.length);
+    const fresh: FingerprintEntry[] = [];
+    await Promise.all(
+      slotGroups(this.#space, entries, (e) => e.account).map(async (group) => {
+        const run = await this.#run("claim", group.items, strict);
+        group.indexes.forEach((index, n) => {
+          uses[index] = run.uses[n] as KeyClaim;
+          if (run.stored && run.uses[n] === "new") fresh.push(entries[index] as FingerprintEntry);
+        });
+      }),
+    );
     return { uses, fresh };
   }
 
   /** Gives claims back (their jobs were not added): each is deleted if it still holds ours. */
   async release(entries: readonly FingerprintEntry[]): Promise<void> {
-    if (entries.length === 0) return;
-    await this.#redis.moneyqReleaseFingerprints(
-      entries.length,
-      ...entries.map((e) => this.key(e.account, e.jobId)),
-      ...entries.map((e) => e.fingerprint),
+    await Promise.all(
+      slotGroups(this.#space, entries, (e) => e.account).map(({ items }) =>
+        this.#redis.moneyqReleaseFingerprints(
+          items.length,
+          ...items.map((e) => this.key(e.account, e.jobId)),
+          ...items.map((e) => e.fingerprint),
+        ),
+      ),
     );
   }
 
@@ -197,8 +223,8 @@ export class RequestFingerprints {
         this.key(e.account, e.jobId),
         e.jobKey,
         e.markerKey,
-        legacyJobKeys.fingerprint(this.#prefix, e.jobId),
-        legacyJobKeys.resultMarker(this.#prefix, e.jobId),
+        legacyJobKeys.fingerprint(this.#space, e.account, e.jobId),
+        legacyJobKeys.resultMarker(this.#space, e.account, e.jobId),
       ]),
       mode,
       String(CLAIM_HOLD_MS),

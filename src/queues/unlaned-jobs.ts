@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Job, Queue } from "bullmq";
-import type { Redis } from "ioredis";
+import type { RedisConnection } from "../redis/connection.js";
 import { DELETE_IF_HELD } from "../redis/scripts/delete-if-held.js";
 import { defineScripts } from "../redis/scripts/script.js";
 import type { JobData } from "./job-data.js";
@@ -11,7 +11,7 @@ const CHUNK = 1_000;
 /** How long one process holds an account's pass against the others, renewed each round. */
 const PASS_LOCK_MS = 60_000;
 
-type UnlockingRedis = Redis & {
+type UnlockingRedis = RedisConnection & {
   moneyqDeleteIfHeld(lock: string, token: string): Promise<number>;
 };
 
@@ -33,7 +33,7 @@ export function laneOfUnlaned(job: Job<JobData>): JobPriority {
  */
 export async function laneUnlanedJobs(
   queue: Queue,
-  connection: Redis,
+  connection: RedisConnection,
   lockKey: string,
 ): Promise<number> {
   const token = randomUUID();

@@ -1,4 +1,4 @@
-import type { Redis } from "ioredis";
+import type { RedisConnection } from "../redis/connection.js";
 import { DECIDE_HELD_WORK } from "../redis/scripts/decide-held-work.js";
 import { defineScripts } from "../redis/scripts/script.js";
 
@@ -48,13 +48,13 @@ export type DecisionAnswer =
       readonly state?: string;
     };
 
-/** Where events of decisions go: the results stream and its length (ResultsStore). */
+/** Where events go: an account's results stream and its length (ResultsStore). */
 export interface EventsTarget {
-  readonly streamKey: string;
+  streamKey(account: string): string;
   readonly maxLen: number;
 }
 
-type HoldsRedis = Redis & {
+type HoldsRedis = RedisConnection & {
   moneyqDecideHeldWork(
     key: string,
     stream: string,
@@ -75,7 +75,7 @@ export class WorkHolds {
   readonly #redis: HoldsRedis;
   readonly #events: EventsTarget;
 
-  constructor(redis: Redis, events: EventsTarget) {
+  constructor(redis: RedisConnection, events: EventsTarget) {
     defineScripts(redis, DECIDE_HELD_WORK);
     this.#redis = redis as HoldsRedis;
     this.#events = events;
@@ -99,10 +99,11 @@ export class WorkHolds {
   }
 
   /**
-   * Decides the work whose hold is `key`, as `who`; its decision's event is `batch.*` or
-   * `job.*` as `events` says.
+   * Decides the work of `account` whose hold is `key`, as `who`; its decision's event is
+   * `batch.*` or `job.*` as `events` says.
    */
   async decide(
+    account: string,
     key: string,
     decision: Decision,
     who: string,
@@ -110,7 +111,7 @@ export class WorkHolds {
   ): Promise<DecisionAnswer> {
     const [answer, state] = await this.#redis.moneyqDecideHeldWork(
       key,
-      this.#events.streamKey,
+      this.#events.streamKey(account),
       decision,
       who,
       new Date().toISOString(),

@@ -1,23 +1,49 @@
-import { Redis, type RedisOptions } from "ioredis";
+import { Cluster, Redis, type RedisOptions } from "ioredis";
 import type { Logger } from "../logger.js";
+import { isClusterUrl, parseClusterUrl } from "../net/redis-url.js";
 import { watchRedisErrors } from "./errors.js";
 
+/** A connection to one Redis or to a Redis Cluster: every part of moneyq takes either. */
+export type RedisConnection = Redis | Cluster;
+
 /**
- * A connection for queues and workers. BullMQ needs `maxRetriesPerRequest: null` so that a
- * blocking command survives a reconnect; commands wait for the connection instead of failing,
- * so an outage is logged (one line per outage, under `name`) rather than silent. A duplicate()
- * needs its own watchRedisErrors.
+ * A connection for queues and workers, to the Redis or the Redis Cluster `url` names
+ * (src/redis/redis-url.ts). BullMQ needs `maxRetriesPerRequest: null` so that a blocking
+ * command survives a reconnect; commands wait for the connection instead of failing, so an
+ * outage is logged (one line per outage, under `name`) rather than silent. A duplicate() needs
+ * its own watchRedisErrors.
  */
 export function createRedis(
   url: string,
   logger: Logger,
   name: string,
   options: RedisOptions = {},
-): Redis {
-  const connection = new Redis(url, {
+): RedisConnection {
+  const nodeOptions: RedisOptions = {
     maxRetriesPerRequest: null,
     enableReadyCheck: true,
     ...options,
-  });
-  return watchRedisErrors(connection, logger, name);
+  };
+  if (!isClusterUrl(url)) return watchRedisErrors(new Redis(url, nodeOptions), logger, name);
+  const target = parseClusterUrl(url);
+  // config.ts refused a bad one at start: this is a caller's mistake.
+  if (typeof target === "string") throw new Error(`REDIS_URL ${target}`);
+  const cluster = new Cluster(
+    target.nodes.map((node) => ({ ...node })),
+    {
+      redisOptions: {
+        ...nodeOptions,
+        ...(target.username !== undefined && { username: target.username }),
+        ...(target.password !== undefined && { password: target.password }),
+        ...(target.tls && { tls: {} }),
+      },
+      // A command sent while a master fails over is retried on its replica once promoted
+      // (the cluster's node timeout, 15 s by default) instead of failing after 16 redirections.
+      retryDelayOnFailover: 300,
+      retryDelayOnClusterDown: 300,
+      maxRedirections: 100,
+      enableReadyCheck: true,
+    },
+  );
+  return watchRedisErrors(cluster, logger, name);
 }

@@ -1,5 +1,5 @@
-import type { Redis } from "ioredis";
 import type { Logger } from "../logger.js";
+import type { RedisConnection } from "./connection.js";
 
 /** How often a lasting outage is logged again. */
 const REPEAT_MS = 30_000;
@@ -47,7 +47,11 @@ export function outageLog(logger: Logger, name: string): OutageLog {
  * Gives a connection its error listener: without one, ioredis reports every failed reconnect
  * as an "Unhandled error event" on stderr. The outage is logged through outageLog.
  */
-export function watchRedisErrors<C extends Redis>(connection: C, logger: Logger, name: string): C {
+export function watchRedisErrors<C extends RedisConnection>(
+  connection: C,
+  logger: Logger,
+  name: string,
+): C {
   const outage = outageLog(logger, name);
   connection.on("error", (error: Error) => outage.failed(error));
   connection.on("ready", () => outage.restored());

@@ -1,40 +1,69 @@
 /**
- * Every Redis key moneyq reads or writes, spelled here and nowhere else. `prefix` is
- * config.redisPrefix. An account alias and a batch id have no ':', and each kind of key has its
- * own namespace, so no alias or id can reach another's keys. BullMQ's own keys (a queue's job
- * hashes, locks and lanes) are spelled here too, as BullMQ names them, for the scripts that
- * check them.
+ * Every Redis key moneyq reads or writes, spelled here and nowhere else. An account alias and a
+ * batch id have no ':', and each kind of key has its own namespace, so no alias or id can reach
+ * another's keys. BullMQ's own keys (a queue's job hashes, locks and lanes) are spelled here
+ * too, as BullMQ names them, for the scripts that check them.
+ *
+ * On a Redis Cluster every key of an account's work carries the account as its hash tag
+ * (`<prefix>:rate:{acme}`, and the queue `payments-{acme}`), so that one account's keys share
+ * a slot (every script touches one account) and different accounts spread over the shards.
+ * On a single Redis the keys are spelled as they always were.
  */
 
-/** The results stream: every terminal result, in order. */
-export function resultsStreamKey(prefix: string): string {
-  return `${prefix}:results`;
+/** Where moneyq's keys live: the prefix (config.redisPrefix) and whether Redis is a cluster. */
+export interface Keyspace {
+  readonly prefix: string;
+  readonly cluster: boolean;
+}
+
+/** The keyspace under `prefix`, on a cluster or a single Redis. */
+export function keyspace(prefix: string, cluster = false): Keyspace {
+  return Object.freeze({ prefix, cluster });
+}
+
+/** An account as its keys spell it: its hash tag on a cluster. */
+export function accountTag(space: Keyspace, account: string): string {
+  return space.cluster ? `{${account}}` : account;
+}
+
+/**
+ * The results stream an account's terminal results are appended to: one stream for every
+ * account on a single Redis, one per account on a cluster (a stream is one key, so one shared
+ * stream would be one hot shard and could never be written with an account's other keys).
+ */
+export function resultsStreamKey(space: Keyspace, account: string): string {
+  const { prefix } = space;
+  return space.cluster ? `${prefix}:results:${accountTag(space, account)}` : `${prefix}:results`;
 }
 
 /** A job's result marker: its terminal result, set once. */
-export function resultMarkerKey(prefix: string, account: string, jobId: string): string {
-  return `${prefix}:result:${account}:${jobId}`;
+export function resultMarkerKey(space: Keyspace, account: string, jobId: string): string {
+  return `${space.prefix}:result:${accountTag(space, account)}:${jobId}`;
 }
 
 /** An account's reconciliation backlog: ids of its jobs whose last result is needs_reconciliation. */
-export function backlogKey(prefix: string, account: string): string {
-  return `${prefix}:needs-reconciliation:${account}`;
+export function backlogKey(space: Keyspace, account: string): string {
+  return `${space.prefix}:needs-reconciliation:${accountTag(space, account)}`;
 }
 
 /** The fingerprint of the request stored under a job id (its account and idempotency key). */
-export function fingerprintKey(prefix: string, account: string, jobId: string): string {
-  return `${prefix}:fp:${account}:${jobId}`;
+export function fingerprintKey(space: Keyspace, account: string, jobId: string): string {
+  return `${space.prefix}:fp:${accountTag(space, account)}:${jobId}`;
 }
 
 /**
  * Keys of a job that earlier releases spelled without its account. Result markers and
  * fingerprints are still read there (never written) until they expire, at most twice
- * MONEYQ_RETENTION_MS after the upgrade; account pauses are moved at start.
+ * MONEYQ_RETENTION_MS after the upgrade; account pauses are moved at start. A cluster never
+ * ran those releases: there each stands for the job's current key (same slot; reading a key
+ * twice changes nothing).
  */
 export const legacyJobKeys = {
-  resultMarker: (prefix: string, jobId: string): string => `${prefix}:result:${jobId}`,
-  fingerprint: (prefix: string, jobId: string): string => `${prefix}:fp:${jobId}`,
-  /** Hash: account → why and when it was paused. */
+  resultMarker: (space: Keyspace, account: string, jobId: string): string =>
+    space.cluster ? resultMarkerKey(space, account, jobId) : `${space.prefix}:result:${jobId}`,
+  fingerprint: (space: Keyspace, account: string, jobId: string): string =>
+    space.cluster ? fingerprintKey(space, account, jobId) : `${space.prefix}:fp:${jobId}`,
+  /** Hash: account → why and when it was paused (single Redis only). */
   pausedAccounts: (prefix: string): string => `${prefix}:paused-accounts`,
 };
 
@@ -42,36 +71,36 @@ export const legacyJobKeys = {
  * The Redis keys of one batch. They belong to its account: the same id in two accounts is two
  * batches.
  */
-export function batchKeys(prefix: string, account: string, batchId: string) {
+export function batchKeys(space: Keyspace, account: string, batchId: string) {
   return {
-    meta: `${prefix}:batch:${account}:${batchId}`,
-    rows: `${prefix}:batch-rows:${account}:${batchId}`,
+    meta: `${space.prefix}:batch:${accountTag(space, account)}:${batchId}`,
+    rows: `${space.prefix}:batch-rows:${accountTag(space, account)}:${batchId}`,
     /** Held by the one submission that is enqueueing the batch's rows. */
-    submitting: `${prefix}:batch-submitting:${account}:${batchId}`,
+    submitting: `${space.prefix}:batch-submitting:${accountTag(space, account)}:${batchId}`,
   };
 }
 
 /** An account's batches, newest last: a sorted set of batch ids by creation time (ms). */
-export function batchIndexKey(prefix: string, account: string): string {
-  return `${prefix}:batch-index:${account}`;
+export function batchIndexKey(space: Keyspace, account: string): string {
+  return `${space.prefix}:batch-index:${accountTag(space, account)}`;
 }
 
 /**
  * Set once an account's batch index holds the batches written before there was an index (they
  * are found by SCAN, once).
  */
-export function batchIndexBuiltKey(prefix: string, account: string): string {
-  return `${prefix}:batch-index-built:${account}`;
+export function batchIndexBuiltKey(space: Keyspace, account: string): string {
+  return `${space.prefix}:batch-index-built:${accountTag(space, account)}`;
 }
 
 /** The SCAN pattern of an account's batch metas. */
-export function batchMetaPattern(prefix: string, account: string): string {
-  return `${prefix}:batch:${account}:*`;
+export function batchMetaPattern(space: Keyspace, account: string): string {
+  return `${space.prefix}:batch:${accountTag(space, account)}:*`;
 }
 
 /** An account's batch references: reference → the batch that holds it. */
-export function batchReferencesKey(prefix: string, account: string): string {
-  return `${prefix}:refs:${account}`;
+export function batchReferencesKey(space: Keyspace, account: string): string {
+  return `${space.prefix}:refs:${accountTag(space, account)}`;
 }
 
 /**
@@ -86,8 +115,8 @@ export const legacyBatchKeys = {
 };
 
 /** The keys of an account's rate gate. */
-export function rateKeys(prefix: string, account: string) {
-  const rate = `${prefix}:rate:${account}`;
+export function rateKeys(space: Keyspace, account: string) {
+  const rate = `${space.prefix}:rate:${accountTag(space, account)}`;
   return {
     /** The next free slot's time (GCRA's theoretical arrival time). */
     slot: rate,
@@ -105,18 +134,18 @@ export function rateKeys(prefix: string, account: string) {
 }
 
 /** Set while an operator (or a refused key) holds the account paused: why and since when. */
-export function accountPauseKey(prefix: string, account: string): string {
-  return `${prefix}:paused:${account}`;
+export function accountPauseKey(space: Keyspace, account: string): string {
+  return `${space.prefix}:paused:${accountTag(space, account)}`;
 }
 
 /** Held by the one replay of a dead letter under way. */
-export function replayLockKey(prefix: string, account: string, jobId: string): string {
-  return `${prefix}:replaying:${account}:${jobId}`;
+export function replayLockKey(space: Keyspace, account: string, jobId: string): string {
+  return `${space.prefix}:replaying:${accountTag(space, account)}:${jobId}`;
 }
 
 /** Held by the one process moving an account's jobs enqueued before lanes into their lane. */
-export function lanePassKey(prefix: string, account: string): string {
-  return `${prefix}:lane-pass:${account}`;
+export function lanePassKey(space: Keyspace, account: string): string {
+  return `${space.prefix}:lane-pass:${accountTag(space, account)}`;
 }
 
 /** The pub/sub channel on which producers tell workers that urgent jobs wait (not a key). */
@@ -175,6 +204,6 @@ export const SENT_FIELD = "moneyqSent";
  * approval, scheduled, or cancelled (hash, TTL). The rate gate reads it before the job's
  * request leaves.
  */
-export function jobHoldKey(prefix: string, account: string, jobId: string): string {
-  return `${prefix}:job-hold:${account}:${jobId}`;
+export function jobHoldKey(space: Keyspace, account: string, jobId: string): string {
+  return `${space.prefix}:job-hold:${accountTag(space, account)}:${jobId}`;
 }

@@ -5,6 +5,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { Redis } from "ioredis";
+import { isClusterUrl, nodeUrl, parseClusterUrl } from "../net/redis-url.js";
 
 export interface PrivateRedis {
   readonly url: string;
@@ -85,6 +86,7 @@ export async function startPrivateRedis(
  * (with the last error the connection reported, such as LOADING, when there was one).
  */
 export async function pingRedis(url: string, timeoutMs = 2_000): Promise<void> {
+  if (isClusterUrl(url)) return pingClusterNode(url, timeoutMs);
   const client = new Redis(url, {
     lazyConnect: true,
     maxRetriesPerRequest: 0,
@@ -125,6 +127,21 @@ export async function pingRedis(url: string, timeoutMs = 2_000): Promise<void> {
     clearTimeout(timer);
     client.disconnect();
   }
+}
+
+/** Pings a cluster's seed nodes in turn; one that answers is enough (it knows the others). */
+async function pingClusterNode(url: string, timeoutMs: number): Promise<void> {
+  const target = parseClusterUrl(url);
+  if (typeof target === "string") throw new Error(`REDIS_URL ${target}`);
+  let last: unknown;
+  for (const node of target.nodes) {
+    try {
+      return await pingRedis(nodeUrl(target, node), timeoutMs);
+    } catch (error) {
+      last = error;
+    }
+  }
+  throw last;
 }
 
 async function waitForPing(url: string): Promise<void> {

@@ -1,4 +1,5 @@
-import type { Redis } from "ioredis";
+import type { Cluster, Redis } from "ioredis";
+import type { RedisConnection } from "./connection.js";
 
 export interface RedisSafety {
   readonly safe: boolean;
@@ -6,8 +7,22 @@ export interface RedisSafety {
   readonly warnings: readonly string[];
 }
 
-/** Reads the settings that decide whether Redis can lose jobs. */
-export async function checkRedisSafety(redis: Redis): Promise<RedisSafety> {
+/**
+ * Reads the settings that decide whether Redis can lose jobs: of each master on a cluster,
+ * each warning then naming its node.
+ */
+export async function checkRedisSafety(redis: RedisConnection): Promise<RedisSafety> {
+  if (!redis.isCluster) return checkNode(redis as Redis);
+  const warnings: string[] = [];
+  for (const node of (redis as Cluster).nodes("master")) {
+    const found = await checkNode(node);
+    const at = `${node.options.host}:${node.options.port}`;
+    warnings.push(...found.warnings.map((warning) => `node ${at}: ${warning}`));
+  }
+  return { safe: warnings.length === 0, warnings };
+}
+
+async function checkNode(redis: Redis): Promise<RedisSafety> {
   const warnings: string[] = [];
   let policy: string | undefined;
   let appendonly: string | undefined;

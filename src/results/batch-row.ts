@@ -1,4 +1,4 @@
-import { batchKeys } from "../redis/keys.js";
+import { batchKeys, type Keyspace } from "../redis/keys.js";
 import type { JobResult } from "./job-result.js";
 import { reportLineOf } from "./report-line.js";
 
@@ -8,10 +8,10 @@ import { reportLineOf } from "./report-line.js";
  * outside a batch.
  */
 export function batchRowOf(
-  prefix: string,
+  space: Keyspace,
   result: JobResult,
 ): { readonly meta: string; readonly rows: string; readonly line: string } | undefined {
   if (result.batchId === undefined || result.row === undefined) return undefined;
-  const keys = batchKeys(prefix, result.account, result.batchId);
+  const keys = batchKeys(space, result.account, result.batchId);
   return { meta: keys.meta, rows: keys.rows, line: JSON.stringify(reportLineOf(result)) };
 }

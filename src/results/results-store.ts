@@ -1,8 +1,10 @@
-import type { Redis } from "ioredis";
 import { Coalescer } from "../redis/coalescer.js";
+import type { RedisConnection } from "../redis/connection.js";
 import {
   backlogKey,
   fingerprintKey,
+  type Keyspace,
+  keyspace,
   legacyJobKeys,
   resultMarkerKey,
   resultsStreamKey,
@@ -10,11 +12,12 @@ import {
 import { EMIT_RESULTS } from "../redis/scripts/emit-results.js";
 import { FORGET_RESULT } from "../redis/scripts/forget-result.js";
 import { defineScripts } from "../redis/scripts/script.js";
+import { perSlotGroup } from "../redis/slot-groups.js";
 import { batchRowOf } from "./batch-row.js";
 import { jobEventJson } from "./event-envelope.js";
 import { JobResult } from "./job-result.js";
 
-type EmittingRedis = Redis & {
+type EmittingRedis = RedisConnection & {
   moneyqEmitResults(keyCount: number, ...keysAndArgs: string[]): Promise<number[]>;
   moneyqForgetResult(
     marker: string,
@@ -36,19 +39,27 @@ export interface ResultsStoreOptions {
   readonly maxLen: number;
 }
 
-/** The results stream and the per-job result markers that make emission exactly-once. */
+/**
+ * The results stream (one per account on a cluster) and the per-job result markers that make
+ * emission exactly-once.
+ */
 export class ResultsStore {
-  readonly streamKey: string;
+  readonly keyspace: Keyspace;
   readonly #redis: EmittingRedis;
   readonly #options: ResultsStoreOptions;
   readonly #emissions: Coalescer<JobResult, boolean>;
 
-  constructor(redis: Redis, options: ResultsStoreOptions) {
+  constructor(redis: RedisConnection, options: ResultsStoreOptions) {
     defineScripts(redis, EMIT_RESULTS, FORGET_RESULT);
     this.#redis = redis as EmittingRedis;
     this.#options = options;
-    this.streamKey = resultsStreamKey(options.prefix);
+    this.keyspace = keyspace(options.prefix, redis.isCluster);
     this.#emissions = new Coalescer((results) => this.#emitMany(results), MAX_RESULTS_PER_CALL);
+  }
+
+  /** The stream `account`'s results and events are appended to. */
+  streamKey(account: string): string {
+    return resultsStreamKey(this.keyspace, account);
   }
 
   /** Approximate length the stream is trimmed to (batch events are appended under it too). */
@@ -61,25 +72,35 @@ export class ResultsStore {
     return this.#emissions.add(result);
   }
 
-  async #emitMany(results: readonly JobResult[]): Promise<boolean[]> {
-    const keys = [this.streamKey];
+  /** One script call per slot group (per account on a cluster, to the account's stream). */
+  #emitMany(results: readonly JobResult[]): Promise<boolean[]> {
+    return perSlotGroup(
+      this.keyspace,
+      results,
+      (r) => r.account,
+      (group) => this.#emitToStream(group),
+    );
+  }
+
+  async #emitToStream(results: readonly JobResult[]): Promise<boolean[]> {
+    const keys = [this.streamKey((results[0] as JobResult).account)];
     const args = [
       String(this.#options.retentionMs),
       String(this.#options.maxLen),
       String(Date.now()),
     ];
-    const { prefix } = this.#options;
+    const space = this.keyspace;
     for (const result of results) {
-      const marker = resultMarkerKey(prefix, result.account, result.jobId);
-      const batch = batchRowOf(prefix, result);
+      const marker = resultMarkerKey(space, result.account, result.jobId);
+      const batch = batchRowOf(space, result);
       keys.push(
         marker,
-        backlogKey(prefix, result.account),
+        backlogKey(space, result.account),
         batch?.meta ?? marker,
         batch?.rows ?? marker,
-        fingerprintKey(prefix, result.account, result.jobId),
-        legacyJobKeys.resultMarker(prefix, result.jobId),
-        legacyJobKeys.fingerprint(prefix, result.jobId),
+        fingerprintKey(space, result.account, result.jobId),
+        legacyJobKeys.resultMarker(space, result.account, result.jobId),
+        legacyJobKeys.fingerprint(space, result.account, result.jobId),
       );
       const json = JSON.stringify(result);
       args.push(
@@ -105,8 +126,8 @@ export class ResultsStore {
   /** The job's result as stored, to hand back to `forget`; undefined if it has none. */
   async recorded(account: string, jobId: string): Promise<string | undefined> {
     const [marker, legacy] = await this.#redis.mget(
-      resultMarkerKey(this.#options.prefix, account, jobId),
-      legacyJobKeys.resultMarker(this.#options.prefix, jobId),
+      resultMarkerKey(this.keyspace, account, jobId),
+      legacyJobKeys.resultMarker(this.keyspace, account, jobId),
     );
     return marker ?? legacy ?? undefined;
   }
@@ -118,9 +139,9 @@ export class ResultsStore {
    */
   async forget(account: string, jobId: string, recorded?: string): Promise<boolean> {
     const forgotten = await this.#redis.moneyqForgetResult(
-      resultMarkerKey(this.#options.prefix, account, jobId),
-      legacyJobKeys.resultMarker(this.#options.prefix, jobId),
-      backlogKey(this.#options.prefix, account),
+      resultMarkerKey(this.keyspace, account, jobId),
+      legacyJobKeys.resultMarker(this.keyspace, account, jobId),
+      backlogKey(this.keyspace, account),
       recorded ?? "",
       jobId,
     );

@@ -1,4 +1,3 @@
-import type { Redis } from "ioredis";
 import { Batches } from "../batches/batches.js";
 import {
   type AccountConfig,
@@ -12,6 +11,7 @@ import { AccountQueues } from "../queues/account-queues.js";
 import { DeadLetters } from "../queues/dead-letters.js";
 import { JobControls } from "../queues/job-controls.js";
 import { Producer } from "../queues/producer.js";
+import type { RedisConnection } from "../redis/connection.js";
 import { ResultsStore } from "../results/results-store.js";
 import { DEMO_API_KEY } from "../sandbox/options.js";
 import { type JobTracer, NO_TRACING } from "../tracing/job-tracer.js";
@@ -25,7 +25,7 @@ import { WebhookDeliveries } from "../webhooks/webhook-deliveries.js";
 export interface SharedParts {
   readonly config: Config;
   /** The caller's; `close()` leaves it open. */
-  readonly connection: Redis;
+  readonly connection: RedisConnection;
   /** Aliases of the accounts served. */
   readonly accounts: readonly string[];
   readonly queues: AccountQueues;
@@ -52,7 +52,7 @@ export function serviceAccounts(config: Config): readonly AccountConfig[] {
 /** Opens the shared parts of the configured accounts on `connection`, traced by `tracer`. */
 export function openParts(
   config: Config,
-  connection: Redis,
+  connection: RedisConnection,
   tracer: JobTracer = NO_TRACING,
 ): SharedParts {
   const prefix = config.redisPrefix;

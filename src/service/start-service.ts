@@ -1,4 +1,3 @@
-import type { Redis } from "ioredis";
 import type { Registry } from "prom-client";
 import type { ApiDeps } from "../api/api-deps.js";
 import { type RunningApi, startApi } from "../api/start-api.js";
@@ -22,6 +21,7 @@ import { DEFAULT_PROVIDER_PROFILE } from "../provider/profile.js";
 import { migrateLegacyPauses } from "../queues/account-pauses.js";
 import type { Producer } from "../queues/producer.js";
 import { closeRedis } from "../redis/close.js";
+import type { RedisConnection } from "../redis/connection.js";
 import { createRedis } from "../redis/connection.js";
 import { redactUrl } from "../redis/redact-url.js";
 import { checkRedisSafety } from "../redis/safety.js";
@@ -82,7 +82,7 @@ export interface Service {
   close(): Promise<void>;
 }
 
-/** Refused start: Redis may lose jobs and MONEYQ_REQUIRE_SAFE_REDIS is set. */
+/** Refused start: RedisConnection may lose jobs and MONEYQ_REQUIRE_SAFE_REDIS is set. */
 export class UnsafeRedisError extends Error {
   readonly code = "unsafe_redis";
 }
@@ -160,7 +160,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
       prefix: config.redisPrefix,
       queues,
       pauses: parts.pauses,
-      resultsStreamKey: results.streamKey,
+      resultsStreams: [...new Set([...queues.keys()].map((a) => results.streamKey(a)))],
       cacheMs: config.metrics.cacheMs,
     });
     const metricsServer =
@@ -269,7 +269,7 @@ function announce(parts: {
 
 /** Checks that Redis keeps jobs (refusing under MONEYQ_REQUIRE_SAFE_REDIS) and moves batches and pauses stored by earlier releases. */
 async function prepareRedis(
-  connection: Redis,
+  connection: RedisConnection,
   config: Config,
   logger: Logger,
   url: string,
@@ -310,7 +310,7 @@ async function startServiceApi(
     | "tracingPlugin"
   > & {
     readonly config: Config;
-    readonly connection: Redis;
+    readonly connection: RedisConnection;
   },
   runtime: {
     readonly registry: Registry;

@@ -1,9 +1,15 @@
 import { createHash } from "node:crypto";
 import { type Job, Queue, type Telemetry } from "bullmq";
-import type { Redis } from "ioredis";
+import type { RedisConnection } from "../redis/connection.js";
 import { webhookEndpointKey } from "../redis/keys.js";
 
-export const WEBHOOK_QUEUE = "webhooks";
+/**
+ * The webhook delivery queue's name: on a cluster it is its own hash tag, so the queue's keys
+ * share one slot (the queue is one, for every account: docs/scaling.md).
+ */
+export function webhookQueueName(cluster: boolean): string {
+  return cluster ? "{webhooks}" : "webhooks";
+}
 /** A delivery job's id: its event's id (the envelope's, or an earlier bare result's stream entry), prefixed. */
 export const deliveryJobId = (eventId: string): string => `wh_${eventId}`;
 const FAILED_PAGE = 200;
@@ -38,15 +44,15 @@ export interface EndpointStop {
  */
 export class WebhookDeliveries {
   readonly queue: Queue<Delivery>;
-  readonly #connection: Redis;
+  readonly #connection: RedisConnection;
   readonly #endpointKey: string;
   #closing: Promise<void> | undefined;
 
   /** `telemetry`: BullMQ's spans of each delivery (src/tracing), when tracing is on. */
-  constructor(connection: Redis, prefix: string, telemetry?: Telemetry) {
+  constructor(connection: RedisConnection, prefix: string, telemetry?: Telemetry) {
     this.#connection = connection;
     this.#endpointKey = webhookEndpointKey(prefix);
-    this.queue = new Queue<Delivery>(WEBHOOK_QUEUE, {
+    this.queue = new Queue<Delivery>(webhookQueueName(connection.isCluster), {
       connection,
       prefix,
       ...(telemetry && { telemetry }),

@@ -6,7 +6,7 @@ import { assertAllowedWebhookUrl, guardedLookup } from "../net/address-guard.js"
 import { isRedisConnectionError, outageLog } from "../redis/errors.js";
 import { EVENT_ID_HEADER, SIGNATURE_HEADER, signWebhook } from "./moneyq-signature.js";
 import { standardHeaders } from "./standard-signature.js";
-import { type Delivery, WEBHOOK_QUEUE, WebhookDeliveries } from "./webhook-deliveries.js";
+import { type Delivery, WebhookDeliveries, webhookQueueName } from "./webhook-deliveries.js";
 import { type ResultStreamSource, WebhookRelay } from "./webhook-relay.js";
 import { retryWait, WEBHOOK_RETRY_SCHEDULE_MS } from "./webhook-retry.js";
 
@@ -69,7 +69,7 @@ export async function startWebhooks(options: WebhookDeliveryOptions): Promise<Ru
   const agent = new Agent({ connect: { lookup: guardedLookup(webhook.allowedRanges) } });
   const retentionSeconds = Math.ceil(options.retentionMs / 1000);
   const worker = new Worker<Delivery>(
-    WEBHOOK_QUEUE,
+    webhookQueueName(options.connection.isCluster),
     (job) =>
       deliver({ ...options, deliveries }, agent, job.data, job.attemptsMade, schedule.length + 1),
     {
@@ -99,7 +99,7 @@ export async function startWebhooks(options: WebhookDeliveryOptions): Promise<Ru
   await worker.waitUntilReady();
   const relay = new WebhookRelay({
     connection: options.connection,
-    streamKey: options.streamKey,
+    streams: options.streams,
     queue: deliveries.queue,
     logger,
     jobOptions: {

@@ -1,7 +1,7 @@
 import { hostname } from "node:os";
 import type { JobsOptions, Queue } from "bullmq";
-import type { Redis } from "ioredis";
 import type { Logger } from "../logger.js";
+import type { RedisConnection } from "../redis/connection.js";
 import { watchRedisErrors } from "../redis/errors.js";
 import { deliveryJobId } from "./webhook-deliveries.js";
 
@@ -10,12 +10,15 @@ export const WEBHOOK_GROUP = "webhooks";
 const CLAIM_IDLE_MS = 30_000;
 const READ_COUNT = 200;
 const BLOCK_MS = 1_000;
+/** With several streams (a cluster), each is read without blocking; a round that found nothing waits this long. */
+const POLL_MS = 200;
 
-/** The results stream webhooks are sent from, as the delivery and its relay both read it. */
+/** The results streams webhooks are sent from, as the delivery and its relay both read them. */
 export interface ResultStreamSource {
   /** Not closed by the webhooks; the relay duplicates it for its blocking reads. */
-  readonly connection: Redis;
-  readonly streamKey: string;
+  readonly connection: RedisConnection;
+  /** One stream, or one per account on a cluster. */
+  readonly streams: readonly string[];
   readonly logger: Logger;
 }
 
@@ -25,20 +28,26 @@ export interface WebhookRelayOptions extends ResultStreamSource {
   readonly jobOptions: JobsOptions;
 }
 
+type Entries = [string, string[]][];
+
 /**
- * Moves events from the stream into the webhook queue, through a consumer group: each entry
- * is read by one relay, and acknowledged only once queued. The job id derives from the event's
- * id, so an entry read twice (a relay died before acknowledging) is queued once.
+ * Moves events from the results streams into the webhook queue, through a consumer group:
+ * each entry is read by one relay, and acknowledged only once queued. The job id derives from
+ * the event's id, so an entry read twice (a relay died before acknowledging) is queued once.
+ * One stream is read blocking; several (one per account on a cluster, each on its own shard,
+ * where one command cannot read two) are read in turn without blocking.
  */
 export class WebhookRelay {
   readonly #options: WebhookRelayOptions;
-  readonly #reader: Redis;
+  readonly #streams: readonly string[];
+  readonly #reader: RedisConnection;
   readonly #consumer = `${hostname()}-${process.pid}`;
   #running = false;
   #loop: Promise<void> | undefined;
 
   constructor(options: WebhookRelayOptions) {
     this.#options = options;
+    this.#streams = [...new Set(options.streams)];
     this.#reader = watchRedisErrors(
       options.connection.duplicate(),
       options.logger,
@@ -47,16 +56,12 @@ export class WebhookRelay {
   }
 
   async start(): Promise<void> {
-    try {
-      await this.#options.connection.xgroup(
-        "CREATE",
-        this.#options.streamKey,
-        WEBHOOK_GROUP,
-        "$",
-        "MKSTREAM",
-      );
-    } catch (error) {
-      if (!String(error).includes("BUSYGROUP")) throw error;
+    for (const stream of this.#streams) {
+      try {
+        await this.#options.connection.xgroup("CREATE", stream, WEBHOOK_GROUP, "$", "MKSTREAM");
+      } catch (error) {
+        if (!String(error).includes("BUSYGROUP")) throw error;
+      }
     }
     this.#running = true;
     this.#loop = this.#run();
@@ -70,34 +75,16 @@ export class WebhookRelay {
 
   async #run(): Promise<void> {
     let lastClaim = 0;
+    const blocking = this.#streams.length === 1;
     while (this.#running) {
       try {
         if (Date.now() - lastClaim > CLAIM_IDLE_MS) {
           lastClaim = Date.now();
-          const [, claimed] = (await this.#options.connection.xautoclaim(
-            this.#options.streamKey,
-            WEBHOOK_GROUP,
-            this.#consumer,
-            CLAIM_IDLE_MS,
-            "0-0",
-            "COUNT",
-            READ_COUNT,
-          )) as [string, [string, string[]][]];
-          await this.#forward(claimed);
+          for (const stream of this.#streams) await this.#claimIdle(stream);
         }
-        const read = (await this.#reader.xreadgroup(
-          "GROUP",
-          WEBHOOK_GROUP,
-          this.#consumer,
-          "COUNT",
-          READ_COUNT,
-          "BLOCK",
-          BLOCK_MS,
-          "STREAMS",
-          this.#options.streamKey,
-          ">",
-        )) as [string, [string, string[]][]][] | null;
-        if (read) await this.#forward(read[0]?.[1] ?? []);
+        let found = 0;
+        for (const stream of this.#streams) found += await this.#readNew(stream, blocking);
+        if (!blocking && found === 0) await new Promise((r) => setTimeout(r, POLL_MS));
       } catch (error) {
         if (!this.#running) return;
         this.#options.logger.error({ err: String(error) }, "webhook relay: read failed; retrying");
@@ -106,7 +93,39 @@ export class WebhookRelay {
     }
   }
 
-  async #forward(entries: [string, string[]][]): Promise<void> {
+  /** Takes over the entries another relay read and never acknowledged (it died). */
+  async #claimIdle(stream: string): Promise<void> {
+    const [, claimed] = (await this.#options.connection.xautoclaim(
+      stream,
+      WEBHOOK_GROUP,
+      this.#consumer,
+      CLAIM_IDLE_MS,
+      "0-0",
+      "COUNT",
+      READ_COUNT,
+    )) as [string, Entries];
+    await this.#forward(stream, claimed);
+  }
+
+  /** Forwards the stream's new entries; answers how many there were. */
+  async #readNew(stream: string, blocking: boolean): Promise<number> {
+    const read = (await this.#reader.xreadgroup(
+      "GROUP",
+      WEBHOOK_GROUP,
+      this.#consumer,
+      "COUNT",
+      READ_COUNT,
+      ...((blocking ? ["BLOCK", BLOCK_MS] : []) as ["BLOCK", number]),
+      "STREAMS",
+      stream,
+      ">",
+    )) as [string, Entries][] | null;
+    const entries = read?.[0]?.[1] ?? [];
+    await this.#forward(stream, entries);
+    return entries.length;
+  }
+
+  async #forward(stream: string, entries: Entries): Promise<void> {
     const live = entries.flatMap(([id, fields]) => {
       const delivery = fields === null ? undefined : deliveryOf(id, fields);
       return delivery ? [delivery] : [];
@@ -121,11 +140,7 @@ export class WebhookRelay {
       );
     }
     if (entries.length > 0) {
-      await this.#options.connection.xack(
-        this.#options.streamKey,
-        WEBHOOK_GROUP,
-        ...entries.map(([id]) => id),
-      );
+      await this.#options.connection.xack(stream, WEBHOOK_GROUP, ...entries.map(([id]) => id));
     }
   }
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { batchKeys } from "../../src/redis/keys.js";
+import { batchKeys, keyspace } from "../../src/redis/keys.js";
 import { BETA_TOKEN, BOTH_TOKEN, bankCsv, until, useService } from "../helpers/service.js";
 
 const h = useService({ MONEYQ_API_BODY_LIMIT_BYTES: "200000" });
@@ -458,7 +458,9 @@ describe("batches", () => {
     const before = await effectKeys("acct_alpha");
     const res = await h.api("POST", "/v1/batches?kind=payout.bank", { csv: bankCsv("held", 20) });
     const id = res.body.batchId;
-    await h.redis().hset(batchKeys(h.config().redisPrefix, "alpha", id).meta, "state", "cancelled");
+    await h
+      .redis()
+      .hset(batchKeys(keyspace(h.config().redisPrefix), "alpha", id).meta, "state", "cancelled");
     await h.api("POST", "/v1/accounts/alpha/resume");
     const done = await finished(id);
     expect(done.body).toMatchObject({

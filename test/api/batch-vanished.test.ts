@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Batches } from "../../src/batches/batches.js";
-import { batchKeys } from "../../src/redis/keys.js";
+import { batchKeys, keyspace } from "../../src/redis/keys.js";
 import { ALPHA_TOKEN, bankCsv, useService } from "../helpers/service.js";
 import { serviceApi } from "../helpers/service-api.js";
 
@@ -16,7 +16,7 @@ describe("a batch that vanishes after its lookup", () => {
       csv: bankCsv("vanishing", 1),
     });
     expect(submitted.status).toBe(202);
-    const keys = batchKeys(prefix, "alpha", "vanishing");
+    const keys = batchKeys(keyspace(prefix), "alpha", "vanishing");
     // The lookup finds the batch; then its meta is deleted, as a refused submission does.
     const vanishing = new Proxy(service.batches, {
       get(target, property) {

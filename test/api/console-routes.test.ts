@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { consoleAssets } from "../../src/api/console-routes.js";
 import { BATCH_STATES } from "../../src/batches/batch-store.js";
-import { batchIndexBuiltKey, batchIndexKey, rateKeys } from "../../src/redis/keys.js";
+import { batchIndexBuiltKey, batchIndexKey, keyspace, rateKeys } from "../../src/redis/keys.js";
 import { bankJob } from "../fixtures/batches.js";
 import {
   ALPHA_TOKEN,
@@ -96,15 +96,17 @@ describe("what the console reads: the token, the batch list, searches", () => {
     await batchFinished(h, ALPHA_TOKEN, "pre-index");
     const prefix = h.config().redisPrefix;
     // As an earlier release left it: no index at all.
-    await h.redis().del(batchIndexKey(prefix, "alpha"), batchIndexBuiltKey(prefix, "alpha"));
+    await h
+      .redis()
+      .del(batchIndexKey(keyspace(prefix), "alpha"), batchIndexBuiltKey(keyspace(prefix), "alpha"));
     const rebuilt = await h.api("GET", "/v1/batches?account=alpha", { token: ALPHA_TOKEN });
     const ids = rebuilt.body.batches.map((b: { batchId: string }) => b.batchId);
     expect(ids).toEqual(["pre-index", "list-a2", "list-a1"]);
 
-    await h.redis().zadd(batchIndexKey(prefix, "alpha"), Date.now(), "vanished");
+    await h.redis().zadd(batchIndexKey(keyspace(prefix), "alpha"), Date.now(), "vanished");
     const after = await h.api("GET", "/v1/batches?account=alpha", { token: ALPHA_TOKEN });
     expect(after.body.batches.map((b: { batchId: string }) => b.batchId)).toEqual(ids);
-    expect(await h.redis().zscore(batchIndexKey(prefix, "alpha"), "vanished")).toBeNull();
+    expect(await h.redis().zscore(batchIndexKey(keyspace(prefix), "alpha"), "vanished")).toBeNull();
   });
 
   it("the report can be limited to rows of given results", async () => {
@@ -163,7 +165,9 @@ describe("what the console reads: the token, the batch list, searches", () => {
   });
 
   it("accounts say who paused them and until when a provider's 429 holds them", async () => {
-    await h.redis().set(rateKeys(h.config().redisPrefix, "beta").pause, "1", "PX", 60_000);
+    await h
+      .redis()
+      .set(rateKeys(keyspace(h.config().redisPrefix), "beta").pause, "1", "PX", 60_000);
     const paused = await h.api("POST", "/v1/accounts/alpha/pause", {
       token: BOTH_TOKEN,
       body: { reason: "bank holiday" },
@@ -182,7 +186,7 @@ describe("what the console reads: the token, the batch list, searches", () => {
     expect(until).toBeGreaterThan(Date.now() + 50_000);
     expect(until).toBeLessThanOrEqual(Date.now() + 60_000);
     await h.api("POST", "/v1/accounts/alpha/resume", { token: BOTH_TOKEN });
-    await h.redis().del(rateKeys(h.config().redisPrefix, "beta").pause);
+    await h.redis().del(rateKeys(keyspace(h.config().redisPrefix), "beta").pause);
   });
 });
 

@@ -2,6 +2,7 @@ import { Queue } from "bullmq";
 import { describe, expect, it } from "vitest";
 import { accountQueueName } from "../../src/queues/queue-names.js";
 import { bankJob, useLoggedService } from "../helpers/logged-service.js";
+import { singleRedis } from "../helpers/redis.js";
 
 const h = useLoggedService({ MONEYQ_API_BODY_LIMIT_BYTES: "200000" });
 
@@ -474,7 +475,7 @@ describe("every route answers malformed input with a 4xx in moneyq's shape", () 
   it("after the table nothing was enqueued, claimed, paused or paid", async () => {
     const connection = h.redis.connect();
     for (const account of ["alpha", "beta"]) {
-      const queue = new Queue(accountQueueName(account), {
+      const queue = new Queue(accountQueueName(singleRedis, account), {
         connection,
         prefix: h.config().redisPrefix,
       });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { BatchNotCancellableError, BatchNotFoundError } from "../../src/batches/batch-errors.js";
 import { BATCH_STATES, BatchStore, isCancellable } from "../../src/batches/batch-store.js";
-import { batchKeys } from "../../src/redis/keys.js";
+import { batchKeys, keyspace } from "../../src/redis/keys.js";
 import { batchRowOf } from "../../src/results/batch-row.js";
 import { RESULT_KINDS, type ResultKind } from "../../src/results/job-result.js";
 import { ResultsStore } from "../../src/results/results-store.js";
@@ -170,8 +170,8 @@ describe("BatchStore: the batch state machine", () => {
 
   it("writes a result's batch row only for a job of a batch", () => {
     const prefix = "p";
-    const keys = batchKeys(prefix, ACCOUNT, "b1");
-    expect(batchRowOf(prefix, resultOf("b1", 3, "failed"))).toEqual({
+    const keys = batchKeys(keyspace(prefix), ACCOUNT, "b1");
+    expect(batchRowOf(keyspace(prefix), resultOf("b1", 3, "failed"))).toEqual({
       meta: keys.meta,
       rows: keys.rows,
       line: JSON.stringify({
@@ -183,6 +183,6 @@ describe("BatchStore: the batch state machine", () => {
       }),
     });
     const { batchId: _, row: __, ...alone } = resultOf("b1", 3, "failed");
-    expect(batchRowOf(prefix, alone)).toBeUndefined();
+    expect(batchRowOf(keyspace(prefix), alone)).toBeUndefined();
   });
 });

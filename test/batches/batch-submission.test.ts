@@ -7,7 +7,7 @@ import { BatchSubmissionBusyError } from "../../src/batches/batch-errors.js";
 import { csvRows } from "../../src/batches/batch-rows.js";
 import { Batches, type BatchesOptions } from "../../src/batches/batches.js";
 import type { Producer } from "../../src/queues/producer.js";
-import { batchKeys } from "../../src/redis/keys.js";
+import { batchKeys, keyspace } from "../../src/redis/keys.js";
 import { runCli } from "../helpers/cli.js";
 import { gate, hookedProducer } from "../helpers/hooks.js";
 import { ALPHA_TOKEN, BETA_TOKEN, bankCsv, until, useService } from "../helpers/service.js";
@@ -19,7 +19,7 @@ const submitApi = (token: string, batchId: string, csv: string) =>
   h.api("POST", `/v1/batches?kind=payout.bank&batchId=${batchId}`, { token, csv });
 const source = (csv: string) => csvRows(Readable.from([csv]), "payout.bank");
 const keysOf = (account: string, batchId: string) =>
-  batchKeys(h.config().redisPrefix, account, batchId);
+  batchKeys(keyspace(h.config().redisPrefix), account, batchId);
 
 /** The service's producer, with `hook` run before each enqueue of a chunk of rows. */
 const hooked = (hook: (call: number) => Promise<void>): Producer =>

@@ -3,7 +3,8 @@ import { describe, expect, it } from "vitest";
 import { migrateLegacyBatchKeys } from "../../src/batches/legacy-batch-keys.js";
 import { loadConfig } from "../../src/config.js";
 import { createLogger } from "../../src/logger.js";
-import { batchKeys, legacyBatchKeys } from "../../src/redis/keys.js";
+import type { RedisConnection } from "../../src/redis/connection.js";
+import { batchKeys, keyspace, legacyBatchKeys } from "../../src/redis/keys.js";
 import { startService } from "../../src/service/start-service.js";
 import { runCli } from "../helpers/cli.js";
 import { ALPHA_TOKEN, BETA_TOKEN, bankCsv, until, useService } from "../helpers/service.js";
@@ -33,9 +34,9 @@ async function effectKeys(accountId: string): Promise<string[]> {
 }
 
 /** Stores an account's batch where and as the version before accounts owned batches did. */
-async function asLegacy(redis: Redis, account: string, batchId: string): Promise<void> {
+async function asLegacy(redis: RedisConnection, account: string, batchId: string): Promise<void> {
   const prefix = h.config().redisPrefix;
-  const keys = batchKeys(prefix, account, batchId);
+  const keys = batchKeys(keyspace(prefix), account, batchId);
   await redis.hdel(keys.meta, "digest");
   await redis.rename(keys.meta, legacyBatchKeys.meta(prefix, batchId));
   await redis.rename(keys.rows, legacyBatchKeys.rows(prefix, batchId));

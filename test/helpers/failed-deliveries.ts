@@ -1,11 +1,11 @@
 import { UnrecoverableError, Worker } from "bullmq";
-import type { Redis } from "ioredis";
+import type { RedisConnection } from "../../src/redis/connection.js";
 import { newEventId } from "../../src/results/event-envelope.js";
 import {
   type Delivery,
   deliveryJobId,
-  WEBHOOK_QUEUE,
   WebhookDeliveries,
+  webhookQueueName,
 } from "../../src/webhooks/webhook-deliveries.js";
 
 /**
@@ -14,7 +14,7 @@ import {
  * One per `account`.
  */
 export async function failedDeliveries(
-  connection: Redis,
+  connection: RedisConnection,
   prefix: string,
   accounts: readonly string[],
 ): Promise<string[]> {
@@ -38,7 +38,7 @@ export async function failedDeliveries(
   let failed = 0;
   const done = new Promise<void>((resolve) => {
     const worker = new Worker<Delivery>(
-      WEBHOOK_QUEUE,
+      webhookQueueName(false),
       async () => {
         throw new UnrecoverableError("webhook receiver answered HTTP 500");
       },

@@ -1,11 +1,11 @@
-import type { Redis } from "ioredis";
 import { Registry } from "prom-client";
 import { afterAll, beforeAll } from "vitest";
 import { type Config, loadConfig } from "../../src/config.js";
 import { createLogger } from "../../src/logger.js";
 import { type RunningWorkers, startWorkers } from "../../src/processors/start-workers.js";
 import { Producer } from "../../src/queues/producer.js";
-import { resultsStreamKey } from "../../src/redis/keys.js";
+import type { RedisConnection } from "../../src/redis/connection.js";
+import { keyspace, resultsStreamKey } from "../../src/redis/keys.js";
 import { JobResult } from "../../src/results/job-result.js";
 import type { SandboxAccountSeed, SandboxOptions } from "../../src/sandbox/index.js";
 import { useTestRedis } from "./redis.js";
@@ -16,7 +16,7 @@ export interface PipelineHarness {
   readonly sb: TestSandbox;
   readonly redis: ReturnType<typeof useTestRedis>;
   config(): Config;
-  connection(): Redis;
+  connection(): RedisConnection;
   producer(): Producer;
   workers(): RunningWorkers;
   /** Starts (another set of) workers in this process. */
@@ -52,7 +52,7 @@ export function usePipeline(
   });
   const redis = useTestRedis("pipe");
   let config: Config | undefined;
-  let connection: Redis | undefined;
+  let connection: RedisConnection | undefined;
   let producer: Producer | undefined;
   let workers: RunningWorkers | undefined;
   const extra: RunningWorkers[] = [];
@@ -62,7 +62,7 @@ export function usePipeline(
     const c = config as Config;
     const w = await startWorkers({
       config: c,
-      connection: connection as Redis,
+      connection: connection as RedisConnection,
       logger: createLogger(c.logLevel),
       registry: new Registry(),
     });
@@ -98,20 +98,22 @@ export function usePipeline(
 
   // Read incrementally: re-parsing the whole stream on every poll would load this process
   // (and the sandbox in it) and distort what the sandbox measures.
+  // One stream, or one per account on a cluster: each read from where the last read ended.
   const seen: JobResult[] = [];
-  let cursor = "-";
+  const cursors = new Map<string, string>();
   const results = async () => {
     const c = config as Config;
-    const entries = await (connection as Redis).xrange(
-      resultsStreamKey(c.redisPrefix),
-      cursor,
-      "+",
-    );
-    for (const [id, fields] of entries) {
-      if (id === cursor) continue;
-      // Job results; batch events (an `event` field alone) are read by the tests about them.
-      if (fields[0] === "result") seen.push(JobResult.parse(JSON.parse(fields[1] as string)));
-      cursor = id;
+    const space = keyspace(c.redisPrefix, (connection as RedisConnection).isCluster);
+    const streams = new Set(c.accounts.map((a) => resultsStreamKey(space, a.alias)));
+    for (const stream of streams) {
+      const cursor = cursors.get(stream) ?? "-";
+      const entries = await (connection as RedisConnection).xrange(stream, cursor, "+");
+      for (const [id, fields] of entries) {
+        if (id === cursor) continue;
+        // Job results; batch events (an `event` field alone) are read by the tests about them.
+        if (fields[0] === "result") seen.push(JobResult.parse(JSON.parse(fields[1] as string)));
+        cursors.set(stream, id);
+      }
     }
     return [...seen];
   };
@@ -120,7 +122,7 @@ export function usePipeline(
     sb,
     redis,
     config: () => config as Config,
-    connection: () => connection as Redis,
+    connection: () => connection as RedisConnection,
     producer: () => producer as Producer,
     workers: () => {
       if (!workers) throw new Error("workers not started");

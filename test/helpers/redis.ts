@@ -1,13 +1,19 @@
 import { randomUUID } from "node:crypto";
-import { Redis } from "ioredis";
 import { afterAll, inject } from "vitest";
+import { createLogger } from "../../src/logger.js";
+import { createRedis, type RedisConnection } from "../../src/redis/connection.js";
+import { keyspace } from "../../src/redis/keys.js";
+import { scanKeys } from "../../src/redis/scan-keys.js";
+
+/** A single Redis's keyspace, for names that depend only on the kind of Redis (queue names). */
+export const singleRedis = keyspace("");
 
 export interface TestRedis {
   readonly url: string;
   /** Unique to the calling test file: every key the file writes starts with it. */
   readonly prefix: string;
-  /** A new connection, closed after the file's tests. */
-  connect(): Redis;
+  /** A new connection (to a cluster under `npm run test:cluster`), closed after the file's tests. */
+  connect(): RedisConnection;
   /** Keys under the prefix. */
   keys(): Promise<string[]>;
   /** Deletes every key under the prefix. */
@@ -18,23 +24,23 @@ export interface TestRedis {
 export function useTestRedis(label = "t"): TestRedis {
   const url = inject("redisUrl");
   const prefix = `mqtest-${label}-${randomUUID().slice(0, 8)}`;
-  const opened: Redis[] = [];
-  const admin = new Redis(url, { lazyConnect: true });
+  const opened: RedisConnection[] = [];
+  const open = (options = {}) => createRedis(url, createLogger("silent"), "test", options);
+  const admin = open({ lazyConnect: true });
   opened.push(admin);
 
   const keys = async () => {
     const found: string[] = [];
-    let cursor = "0";
-    do {
-      const [next, batch] = await admin.scan(cursor, "MATCH", `${prefix}*`, "COUNT", 1000);
-      cursor = next;
-      found.push(...batch);
-    } while (cursor !== "0");
+    await scanKeys(admin, `${prefix}*`, async (page) => {
+      found.push(...page);
+    });
     return found;
   };
+  // One key a command: on a cluster the keys of a page lie in many slots.
   const clean = async () => {
     const found = await keys();
-    for (let i = 0; i < found.length; i += 500) await admin.del(...found.slice(i, i + 500));
+    for (let i = 0; i < found.length; i += 500)
+      await Promise.all(found.slice(i, i + 500).map((key) => admin.del(key)));
   };
 
   afterAll(async () => {
@@ -46,7 +52,7 @@ export function useTestRedis(label = "t"): TestRedis {
     url,
     prefix,
     connect() {
-      const connection = new Redis(url, { maxRetriesPerRequest: null });
+      const connection = open();
       opened.push(connection);
       return connection;
     },

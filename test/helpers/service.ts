@@ -1,7 +1,7 @@
-import type { Redis } from "ioredis";
 import { afterAll, beforeAll } from "vitest";
 import { type Config, loadConfig } from "../../src/config.js";
 import { createLogger } from "../../src/logger.js";
+import type { RedisConnection } from "../../src/redis/connection.js";
 import { type Service, startService } from "../../src/service/start-service.js";
 import { useTestRedis } from "./redis.js";
 import { type TestSandbox, useSandbox } from "./sandbox.js";
@@ -19,7 +19,7 @@ export interface ServiceHarness {
   config(): Config;
   env(): Record<string, string>;
   /** A connection to the service's Redis, closed after the file's tests. */
-  redis(): Redis;
+  redis(): RedisConnection;
   /** Calls the API over its real port; `csv` sends a text/csv body. */
   api(
     method: string,
@@ -48,7 +48,7 @@ export function useService(env: Record<string, string> = {}): ServiceHarness {
   });
   const redis = useTestRedis("api");
   let service: Service | undefined;
-  let connection: Redis | undefined;
+  let connection: RedisConnection | undefined;
   let fullEnv: Record<string, string> = {};
   beforeAll(async () => {
     fullEnv = {

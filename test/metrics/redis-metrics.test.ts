@@ -5,24 +5,25 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { registerRedisMetrics } from "../../src/metrics/redis-metrics.js";
 import { AccountPauses } from "../../src/queues/account-pauses.js";
 import { accountQueueName } from "../../src/queues/queue-names.js";
-import { resultsStreamKey, webhookEndpointKey } from "../../src/redis/keys.js";
+import type { RedisConnection } from "../../src/redis/connection.js";
+import { keyspace, resultsStreamKey, webhookEndpointKey } from "../../src/redis/keys.js";
 import { startPrivateRedis } from "../../src/redis/private-redis.js";
 import { installed } from "../helpers/installed.js";
-import { useTestRedis } from "../helpers/redis.js";
+import { singleRedis, useTestRedis } from "../helpers/redis.js";
 
 const redis = useTestRedis("rmetrics");
-let connection: Redis;
+let connection: RedisConnection;
 let queues: Map<string, Queue>;
 let clock = 1_000_000_000_000;
 
-function registryWith(conn: Redis, cacheMs: number): Registry {
+function registryWith(conn: RedisConnection, cacheMs: number): Registry {
   const registry = new Registry();
   registerRedisMetrics(registry, {
     connection: conn,
     prefix: redis.prefix,
     queues,
     pauses: new AccountPauses(conn, redis.prefix, queues),
-    resultsStreamKey: resultsStreamKey(redis.prefix),
+    resultsStreams: [resultsStreamKey(keyspace(redis.prefix), "any")],
     cacheMs,
     now: () => clock,
   });
@@ -38,7 +39,7 @@ beforeAll(() => {
   queues = new Map(
     ["alpha", "beta"].map((a) => [
       a,
-      new Queue(accountQueueName(a), { connection, prefix: redis.prefix }),
+      new Queue(accountQueueName(singleRedis, a), { connection, prefix: redis.prefix }),
     ]),
   );
 });
@@ -53,7 +54,7 @@ describe("Redis readings at scrape time", () => {
     await alpha.add("payout", {}, { jobId: "newer", timestamp: clock - 5_000 });
     await alpha.add("payout", {}, { jobId: "later", delay: 60_000 });
     await new AccountPauses(connection, redis.prefix, queues).pause("beta", "test");
-    await connection.xadd(resultsStreamKey(redis.prefix), "*", "result", "{}");
+    await connection.xadd(resultsStreamKey(keyspace(redis.prefix), "any"), "*", "result", "{}");
     const registry = registryWith(connection, 0);
     expect(await values(registry, "moneyq_queue_jobs")).toEqual(
       expect.arrayContaining([
@@ -102,7 +103,13 @@ describe("Redis readings at scrape time", () => {
     const conn = new Redis(server.url, { maxRetriesPerRequest: 1 });
     conn.on("error", () => undefined);
     const own = new Map([
-      ["alpha", new Queue(accountQueueName("alpha"), { connection: conn, prefix: redis.prefix })],
+      [
+        "alpha",
+        new Queue(accountQueueName(singleRedis, "alpha"), {
+          connection: conn,
+          prefix: redis.prefix,
+        }),
+      ],
     ]);
     for (const q of own.values()) q.on("error", () => undefined);
     const registry = new Registry();
@@ -111,7 +118,7 @@ describe("Redis readings at scrape time", () => {
       prefix: redis.prefix,
       queues: own,
       pauses: new AccountPauses(conn, redis.prefix, own),
-      resultsStreamKey: resultsStreamKey(redis.prefix),
+      resultsStreams: [resultsStreamKey(keyspace(redis.prefix), "any")],
       cacheMs: 0,
       timeoutMs: 300,
     });

@@ -2,7 +2,6 @@ import type { ChildProcess } from "node:child_process";
 import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { Queue } from "bullmq";
-import type { Redis } from "ioredis";
 import { Registry } from "prom-client";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { PaymentsInvalidRequestError } from "../../src/client/errors.js";
@@ -16,12 +15,13 @@ import { jobIdFor } from "../../src/queues/idempotency-key.js";
 import type { JobInput } from "../../src/queues/job-envelope.js";
 import { Producer } from "../../src/queues/producer.js";
 import { accountQueueName } from "../../src/queues/queue-names.js";
-import { resultsStreamKey } from "../../src/redis/keys.js";
+import type { RedisConnection } from "../../src/redis/connection.js";
+import { keyspace, resultsStreamKey } from "../../src/redis/keys.js";
 import { JobResult } from "../../src/results/job-result.js";
 import { SHUTDOWN_BOUND_MS } from "../../src/service/start-service.js";
 import { bankPayout } from "../fixtures/batches.js";
 import { exitOf, spawnWorker } from "../helpers/cli.js";
-import { useTestRedis } from "../helpers/redis.js";
+import { singleRedis, useTestRedis } from "../helpers/redis.js";
 import { useSandbox } from "../helpers/sandbox.js";
 import { startScriptedServer } from "../helpers/scripted-server.js";
 import { until } from "../helpers/service.js";
@@ -42,7 +42,7 @@ const sb = useSandbox({
 });
 const redis = useTestRedis("iso");
 let config: Config;
-let connection: Redis;
+let connection: RedisConnection;
 let producer: Producer;
 let alphaQueue: Queue;
 const running: RunningWorkers[] = [];
@@ -68,7 +68,10 @@ beforeAll(async () => {
     maxAttempts: config.pipeline.maxAttempts,
     retentionMs: config.pipeline.retentionMs,
   });
-  alphaQueue = new Queue(accountQueueName("alpha"), { connection, prefix: config.redisPrefix });
+  alphaQueue = new Queue(accountQueueName(singleRedis, "alpha"), {
+    connection,
+    prefix: config.redisPrefix,
+  });
 });
 afterAll(async () => {
   await Promise.allSettled(running.map((w) => w.close()));
@@ -110,7 +113,7 @@ async function addUnsendable(label: string, count: number): Promise<string[]> {
 async function resultsFor(ids: readonly string[], timeoutMs = 30_000): Promise<JobResult[]> {
   const wanted = new Set(ids);
   const read = async () =>
-    (await connection.xrange(resultsStreamKey(config.redisPrefix), "-", "+"))
+    (await connection.xrange(resultsStreamKey(keyspace(config.redisPrefix), "any"), "-", "+"))
       .map(([, fields]) => JobResult.parse(JSON.parse(fields[1] as string)))
       .filter((r) => wanted.has(r.jobId));
   return waitFor(
@@ -235,7 +238,7 @@ describe("an account whose upstream hangs", () => {
       registry: new Registry(),
     });
     const betaResults = async (ids: ReadonlySet<string>) =>
-      (await connection.xrange(resultsStreamKey(prefix), "-", "+"))
+      (await connection.xrange(resultsStreamKey(keyspace(prefix), "any"), "-", "+"))
         .map(([, fields]) => JobResult.parse(JSON.parse(fields[1] as string)))
         .filter((r) => ids.has(r.jobId));
     try {
@@ -341,9 +344,9 @@ describe("SIGTERM while requests hang", () => {
       expect(await exitOf(child)).toBe(0);
       expect(Date.now() - asked).toBeLessThan(GRACE_MS + SHUTDOWN_BOUND_MS);
       // The requests were ended, not answered: no job has a result, each is back in its queue.
-      const queue = new Queue(accountQueueName("default"), { connection, prefix });
+      const queue = new Queue(accountQueueName(singleRedis, "default"), { connection, prefix });
       try {
-        expect(await connection.xlen(resultsStreamKey(prefix))).toBe(0);
+        expect(await connection.xlen(resultsStreamKey(keyspace(prefix), "any"))).toBe(0);
         const counts = await queue.getJobCounts("active", "wait", "delayed", "prioritized");
         expect(counts.active).toBe(0);
         expect((counts.wait ?? 0) + (counts.delayed ?? 0) + (counts.prioritized ?? 0)).toBe(
@@ -381,15 +384,17 @@ describe("SIGTERM while requests hang", () => {
       try {
         const results = await until(
           async () =>
-            (await connection.xrange(resultsStreamKey(prefix), "-", "+")).map(([, fields]) =>
-              JobResult.parse(JSON.parse(fields[1] as string)),
+            (await connection.xrange(resultsStreamKey(keyspace(prefix), "any"), "-", "+")).map(
+              ([, fields]) => JobResult.parse(JSON.parse(fields[1] as string)),
             ),
           (found) => found.length >= jobIds.length,
           20_000,
         );
         // Give a duplicate the time to show up.
         await new Promise((r) => setTimeout(r, 500));
-        expect(await connection.xlen(resultsStreamKey(prefix))).toBe(jobIds.length);
+        expect(await connection.xlen(resultsStreamKey(keyspace(prefix), "any"))).toBe(
+          jobIds.length,
+        );
         expect(results.map((r) => r.jobId).sort()).toEqual([...jobIds].sort());
         expect(results.map((r) => r.result)).toEqual(Array(jobIds.length).fill("succeeded"));
       } finally {

@@ -4,9 +4,10 @@ import { describe, expect, it } from "vitest";
 import { registerRedisMetrics } from "../../src/metrics/redis-metrics.js";
 import type { JobInput } from "../../src/queues/job-envelope.js";
 import { accountQueueName } from "../../src/queues/queue-names.js";
-import { fingerprintKey } from "../../src/redis/keys.js";
+import { fingerprintKey, keyspace } from "../../src/redis/keys.js";
 import { DEMO_API_KEY } from "../../src/sandbox/index.js";
 import { usePipeline } from "../helpers/pipeline.js";
+import { singleRedis } from "../helpers/redis.js";
 import { waitFor, waitUntil } from "../helpers/wait-until.js";
 
 const key = (name: string) => `sk_sandbox_classify_${name}_0001`;
@@ -29,7 +30,7 @@ async function gauge(name: string) {
     prefix: p.config().redisPrefix,
     queues: p.workers().queues,
     pauses: p.workers().pauses,
-    resultsStreamKey: p.workers().results.streamKey,
+    resultsStreams: [p.workers().results.streamKey("default")],
     cacheMs: 0,
   });
   return (await registry.getSingleMetric(name)?.get())?.values;
@@ -150,7 +151,7 @@ describe("each row of the classification table, driven through the sandbox", () 
     const first = payout("default");
     const r1 = await run(first);
     expect(r1.result).toBe("succeeded");
-    const queue = new Queue(accountQueueName("default"), {
+    const queue = new Queue(accountQueueName(singleRedis, "default"), {
       connection: p.connection(),
       prefix: p.config().redisPrefix,
     });
@@ -158,7 +159,7 @@ describe("each row of the classification table, driven through the sandbox", () 
     await p.workers().results.forget("default", r1.jobId);
     // The producer would refuse another request under this key itself (its stored fingerprint):
     // forgotten too, so that the provider's own refusal is what this row classifies.
-    await p.connection().del(fingerprintKey(p.config().redisPrefix, "default", r1.jobId));
+    await p.connection().del(fingerprintKey(keyspace(p.config().redisPrefix), "default", r1.jobId));
     await queue.close();
     const r2 = await run({
       ...first,
@@ -240,7 +241,7 @@ describe("each row of the classification table, driven through the sandbox", () 
     await p.sb.control("PUT", "/accounts/acct_plain/faults", { body: { errorRate: 1 } });
     const job = payout("plain");
     const { jobId } = await p.producer().enqueue(job);
-    const queue = new Queue(accountQueueName("plain"), {
+    const queue = new Queue(accountQueueName(singleRedis, "plain"), {
       connection: p.connection(),
       prefix: p.config().redisPrefix,
     });
@@ -296,7 +297,7 @@ describe("each row of the classification table, driven through the sandbox", () 
     expect(await gauge("moneyq_account_paused")).toContainEqual(
       expect.objectContaining({ labels: { account: "broken" }, value: 1 }),
     );
-    const queue = new Queue(accountQueueName("broken"), {
+    const queue = new Queue(accountQueueName(singleRedis, "broken"), {
       connection: p.connection(),
       prefix: p.config().redisPrefix,
     });
@@ -316,7 +317,7 @@ describe("each row of the classification table, driven through the sandbox", () 
   });
 
   it("a bad payload is rejected naming the field, without any request upstream", async () => {
-    const queue = new Queue(accountQueueName("plain"), {
+    const queue = new Queue(accountQueueName(singleRedis, "plain"), {
       connection: p.connection(),
       prefix: p.config().redisPrefix,
     });

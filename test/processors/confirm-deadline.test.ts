@@ -1,7 +1,7 @@
 import type { ChildProcess } from "node:child_process";
 import { afterAll, describe, expect, it } from "vitest";
 import { Producer } from "../../src/queues/producer.js";
-import { resultsStreamKey } from "../../src/redis/keys.js";
+import { keyspace, resultsStreamKey } from "../../src/redis/keys.js";
 import { JobResult } from "../../src/results/job-result.js";
 import { payoutBatch } from "../fixtures/batches.js";
 import { exitOf, spawnWorker } from "../helpers/cli.js";
@@ -51,14 +51,14 @@ describe("the confirmation deadline counts lookups, not waiting", () => {
     const worker = await spawnWorker(env);
     children.push(worker.child);
     await waitUntil(
-      async () => (await connection.xlen(resultsStreamKey(redis.prefix))) >= ROWS,
+      async () => (await connection.xlen(resultsStreamKey(keyspace(redis.prefix), "any"))) >= ROWS,
       600_000,
       "every row's result",
     );
     await producer.close();
-    const results = (await connection.xrange(resultsStreamKey(redis.prefix), "-", "+")).map(
-      ([, fields]) => JobResult.parse(JSON.parse(fields[1] as string)),
-    );
+    const results = (
+      await connection.xrange(resultsStreamKey(keyspace(redis.prefix), "any"), "-", "+")
+    ).map(([, fields]) => JobResult.parse(JSON.parse(fields[1] as string)));
     expect(results).toHaveLength(ROWS);
     const given = results.filter((r) => r.result !== "succeeded");
     expect(given.map((r) => `${r.reference}: ${r.result} ${r.code}`)).toEqual([]);

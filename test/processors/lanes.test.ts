@@ -6,7 +6,7 @@ import { accountQueueName } from "../../src/queues/queue-names.js";
 import { bullKeys } from "../../src/redis/keys.js";
 import { payoutBatch } from "../fixtures/batches.js";
 import { exitOf, spawnWorker } from "../helpers/cli.js";
-import { useTestRedis } from "../helpers/redis.js";
+import { singleRedis, useTestRedis } from "../helpers/redis.js";
 import { useSandboxProcess } from "../helpers/sandbox-process.js";
 import { waitUntil } from "../helpers/wait-until.js";
 
@@ -92,7 +92,7 @@ describe("lanes", () => {
     }
     await producer.close();
     const waiting = await connection.zcount(
-      bullKeys.prioritized(bullKeys.queue(redis.prefix, accountQueueName("lanes"))),
+      bullKeys.prioritized(bullKeys.queue(redis.prefix, accountQueueName(singleRedis, "lanes"))),
       0,
       "+inf",
     );

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { JobInput } from "../../src/queues/job-envelope.js";
 import { Producer } from "../../src/queues/producer.js";
 import { accountQueueName } from "../../src/queues/queue-names.js";
-import { bullKeys, resultsStreamKey } from "../../src/redis/keys.js";
+import { bullKeys, keyspace, resultsStreamKey } from "../../src/redis/keys.js";
 import { JobResult } from "../../src/results/job-result.js";
 import { payoutBatch } from "../fixtures/batches.js";
 import { exitOf, spawnWorker } from "../helpers/cli.js";
@@ -63,7 +63,13 @@ async function stoppedWorkerCase(alias: string, jobs: readonly JobInput[]) {
     retentionMs: 3_600_000,
   });
   const resultsOf = async () =>
-    (await connection.xrange(resultsStreamKey(redis.prefix), "-", "+"))
+    (
+      await connection.xrange(
+        resultsStreamKey(keyspace(redis.prefix, connection.isCluster), alias),
+        "-",
+        "+",
+      )
+    )
       .map(([, fields]) => JobResult.parse(JSON.parse(fields[1] as string)))
       .filter((r) => r.account === alias);
 
@@ -78,7 +84,12 @@ async function stoppedWorkerCase(alias: string, jobs: readonly JobInput[]) {
   stopped.child.kill("SIGSTOP");
   // Only the stopped worker has run: every active job is one it holds.
   const heldAtStop = await connection.llen(
-    bullKeys.active(bullKeys.queue(redis.prefix, accountQueueName(alias))),
+    bullKeys.active(
+      bullKeys.queue(
+        redis.prefix,
+        accountQueueName(keyspace(redis.prefix, connection.isCluster), alias),
+      ),
+    ),
   );
   expect(heldAtStop, "jobs the stopped worker held").toBeGreaterThanOrEqual(1);
   const other = await spawnWorker(env);
@@ -95,7 +106,13 @@ async function stoppedWorkerCase(alias: string, jobs: readonly JobInput[]) {
   // What the provider saw, each job's state and the results, before the stopped worker continues.
   const seen = await sandbox.requests(accountId);
   const jobKey = (jobId: string) =>
-    bullKeys.job(bullKeys.queue(redis.prefix, accountQueueName(alias)), jobId);
+    bullKeys.job(
+      bullKeys.queue(
+        redis.prefix,
+        accountQueueName(keyspace(redis.prefix, connection.isCluster), alias),
+      ),
+      jobId,
+    );
   const states = async () =>
     Promise.all(enqueued.map(async (e) => connection.hgetall(jobKey(e.jobId))));
   const statesBefore = await states();

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { HIGH_LANE_RUN_CAP, RateGate, type Reservation } from "../../src/processors/rate-gate.js";
 import { accountQueueName } from "../../src/queues/queue-names.js";
-import { accountPauseKey, bullKeys } from "../../src/redis/keys.js";
-import { useTestRedis } from "../helpers/redis.js";
+import { accountPauseKey, bullKeys, keyspace } from "../../src/redis/keys.js";
+import { singleRedis, useTestRedis } from "../helpers/redis.js";
 
 const redis = useTestRedis("gatelanes");
 const reserved = (r: Reservation) => {
@@ -64,7 +64,7 @@ describe("RateGate: what must hold when a request leaves", () => {
     await gate.pause("acct", 10);
     const still = await gate.reserve("acct", 50);
     expect("pausedMs" in still && still.pausedMs).toBeGreaterThan(100);
-    await connection.set(accountPauseKey(prefix, "other"), "{}");
+    await connection.set(accountPauseKey(keyspace(prefix), "other"), "{}");
     expect(await gate.reserve("other", 50)).toEqual({ reserved: false, held: true });
   });
 });
@@ -98,7 +98,7 @@ describe("RateGate: lanes", () => {
   it("bulk makes room once for each lookup or urgent job waiting to be fetched", async () => {
     const connection = redis.connect();
     const prefix = `${redis.prefix}:yield`;
-    const queueKey = bullKeys.queue(prefix, accountQueueName("acct"));
+    const queueKey = bullKeys.queue(prefix, accountQueueName(singleRedis, "acct"));
     await connection.zadd(
       bullKeys.prioritized(queueKey),
       2 * 2 ** 32 + 1,
@@ -144,7 +144,7 @@ describe("RateGate: lanes", () => {
   it("when bulk waits only in the queue, its oldest job goes to the front and a high-lane job makes room", async () => {
     const connection = redis.connect();
     const prefix = `${redis.prefix}:promote`;
-    const queueKey = bullKeys.queue(prefix, accountQueueName("acct"));
+    const queueKey = bullKeys.queue(prefix, accountQueueName(singleRedis, "acct"));
     const prioritized = bullKeys.prioritized(queueKey);
     await connection.zadd(prioritized, 3 * 2 ** 32 + 7, "bulk-old", 3 * 2 ** 32 + 9, "bulk-new");
     const gate = new RateGate(connection, prefix, 0);

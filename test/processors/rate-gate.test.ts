@@ -4,7 +4,7 @@ import {
   RateGate,
   type Reservation,
 } from "../../src/processors/rate-gate.js";
-import { batchKeys } from "../../src/redis/keys.js";
+import { batchKeys, keyspace } from "../../src/redis/keys.js";
 import { useTestRedis } from "../helpers/redis.js";
 
 const redis = useTestRedis("gate");
@@ -55,9 +55,9 @@ describe("RateGate", () => {
 
   it("refuses a request of a cancelled batch without taking its slot, and serves the others", async () => {
     const connection = redis.connect();
-    const batchKey = batchKeys(redis.prefix, "acct", "gone").meta;
+    const batchKey = batchKeys(keyspace(redis.prefix), "acct", "gone").meta;
     await connection.hset(batchKey, "state", "cancelled");
-    const live = batchKeys(redis.prefix, "acct", "live").meta;
+    const live = batchKeys(keyspace(redis.prefix), "acct", "live").meta;
     await connection.hset(live, "state", "running");
     const gate = new RateGate(connection, `${redis.prefix}:c`, 0);
     const answers = await Promise.all([

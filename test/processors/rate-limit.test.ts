@@ -2,7 +2,7 @@ import type { ChildProcess } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
 import { Producer } from "../../src/queues/producer.js";
-import { resultsStreamKey } from "../../src/redis/keys.js";
+import { keyspace, resultsStreamKey } from "../../src/redis/keys.js";
 import { payoutBatch } from "../fixtures/batches.js";
 import { exitOf, spawnCli, spawnWorker } from "../helpers/cli.js";
 import { useTestRedis } from "../helpers/redis.js";
@@ -66,7 +66,10 @@ describe("the per-account rate limit", () => {
     });
     await producer.enqueueMany(payoutBatch("rate", JOBS, "limited"));
     await waitUntil(
-      async () => (await connection.xlen(resultsStreamKey(config.redisPrefix))) >= JOBS,
+      async () =>
+        (await connection.xlen(
+          resultsStreamKey(keyspace(config.redisPrefix, connection.isCluster), "limited"),
+        )) >= JOBS,
       200_000,
       "the batch's results",
       100,

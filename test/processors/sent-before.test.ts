@@ -1,5 +1,4 @@
 import { Queue, Worker } from "bullmq";
-import type { Redis } from "ioredis";
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Config, loadConfig } from "../../src/config.js";
@@ -7,10 +6,11 @@ import { createLogger } from "../../src/logger.js";
 import { type RunningWorkers, startWorkers } from "../../src/processors/start-workers.js";
 import { jobIdFor } from "../../src/queues/idempotency-key.js";
 import { accountQueueName } from "../../src/queues/queue-names.js";
-import { resultsStreamKey } from "../../src/redis/keys.js";
+import type { RedisConnection } from "../../src/redis/connection.js";
+import { keyspace, resultsStreamKey } from "../../src/redis/keys.js";
 import { JobResult } from "../../src/results/job-result.js";
 import { BANK_PAYOUT_BODY } from "../fixtures/batches.js";
-import { useTestRedis } from "../helpers/redis.js";
+import { singleRedis, useTestRedis } from "../helpers/redis.js";
 import { useSandbox } from "../helpers/sandbox.js";
 import { until } from "../helpers/service.js";
 
@@ -21,7 +21,7 @@ const sb = useSandbox({
 });
 const redis = useTestRedis("sentbefore");
 let config: Config;
-let connection: Redis;
+let connection: RedisConnection;
 let queue: Queue;
 let workers: RunningWorkers | undefined;
 
@@ -34,7 +34,10 @@ beforeAll(() => {
     MONEYQ_LOG_LEVEL: "silent",
   });
   connection = redis.connect();
-  queue = new Queue(accountQueueName("alpha"), { connection, prefix: config.redisPrefix });
+  queue = new Queue(accountQueueName(singleRedis, "alpha"), {
+    connection,
+    prefix: config.redisPrefix,
+  });
 });
 afterAll(async () => {
   await workers?.close();
@@ -54,7 +57,7 @@ function envelope(key: string) {
 async function resultOf(jobId: string): Promise<JobResult> {
   const found = await until(
     async () =>
-      (await connection.xrange(resultsStreamKey(config.redisPrefix), "-", "+"))
+      (await connection.xrange(resultsStreamKey(keyspace(config.redisPrefix), "any"), "-", "+"))
         .map(([, fields]) => JobResult.parse(JSON.parse(fields[1] as string)))
         .filter((r) => r.jobId === jobId),
     (results) => results.length > 0,
@@ -75,7 +78,7 @@ describe("a job whose earlier attempt may have been sent", () => {
     );
     // The older release: its first attempt timed out after sending (the payout may be made).
     const older = new Worker(
-      accountQueueName("alpha"),
+      accountQueueName(singleRedis, "alpha"),
       async () => {
         throw new Error("withdrawToBank: timed out waiting for the answer");
       },

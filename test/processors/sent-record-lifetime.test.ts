@@ -3,6 +3,7 @@ import { RateGate } from "../../src/processors/rate-gate.js";
 import { accountQueueName } from "../../src/queues/queue-names.js";
 import { bullKeys, jobKeyOf, SENT_FIELD } from "../../src/redis/keys.js";
 import { usePipeline } from "../helpers/pipeline.js";
+import { singleRedis } from "../helpers/redis.js";
 
 // The "sent" record of a kind without an idempotency key lasts as long as its job: a job that
 // outlives confirmation deadline plus retention (no worker for its account meanwhile) is still
@@ -24,7 +25,7 @@ describe("a job marked sent, with no worker for longer than deadline plus retent
     });
     // A worker cleared its request (the gate records "sent") and crashed before anything else.
     const jobKey = jobKeyOf({
-      queueQualifiedName: bullKeys.queue(prefix, accountQueueName("default")),
+      queueQualifiedName: bullKeys.queue(prefix, accountQueueName(singleRedis, "default")),
       id: jobId,
       // biome-ignore lint/suspicious/noExplicitAny: only the two fields jobKeyOf reads.
     } as any);

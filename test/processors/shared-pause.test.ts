@@ -1,7 +1,7 @@
 import type { ChildProcess } from "node:child_process";
 import { afterAll, describe, expect, it } from "vitest";
 import { Producer } from "../../src/queues/producer.js";
-import { resultsStreamKey } from "../../src/redis/keys.js";
+import { keyspace, resultsStreamKey } from "../../src/redis/keys.js";
 import { payoutBatch } from "../fixtures/batches.js";
 import { exitOf, spawnWorker } from "../helpers/cli.js";
 import { useTestRedis } from "../helpers/redis.js";
@@ -50,7 +50,10 @@ describe("a 429 with Retry-After pauses the account everywhere", () => {
     });
     await producer.enqueueMany(payoutBatch("pause", JOBS, "paused"));
     await waitUntil(
-      async () => (await connection.xlen(resultsStreamKey(redis.prefix))) >= JOBS,
+      async () =>
+        (await connection.xlen(
+          resultsStreamKey(keyspace(redis.prefix, connection.isCluster), "paused"),
+        )) >= JOBS,
       150_000,
       "every result",
     );

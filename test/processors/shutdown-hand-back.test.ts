@@ -1,5 +1,4 @@
 import { Queue } from "bullmq";
-import type { Redis } from "ioredis";
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PaymentsConnectionError } from "../../src/client/errors.js";
@@ -9,16 +8,17 @@ import { createLogger } from "../../src/logger.js";
 import { startWorkers } from "../../src/processors/start-workers.js";
 import { Producer } from "../../src/queues/producer.js";
 import { accountQueueName } from "../../src/queues/queue-names.js";
-import { resultsStreamKey } from "../../src/redis/keys.js";
+import type { RedisConnection } from "../../src/redis/connection.js";
+import { keyspace, resultsStreamKey } from "../../src/redis/keys.js";
 import { JobResult } from "../../src/results/job-result.js";
-import { useTestRedis } from "../helpers/redis.js";
+import { singleRedis, useTestRedis } from "../helpers/redis.js";
 import { type ScriptedServer, startScriptedServer } from "../helpers/scripted-server.js";
 import { until } from "../helpers/service.js";
 
 const KEY = "sk_sandbox_hand_back_0001";
 const redis = useTestRedis("handback");
 let upstream: ScriptedServer;
-let connection: Redis;
+let connection: RedisConnection;
 
 beforeAll(async () => {
   upstream = await startScriptedServer();
@@ -62,7 +62,7 @@ describe("jobs still waiting for their rate slot when the grace period ends", ()
       maxAttempts: 3,
       retentionMs: 60_000,
     });
-    const queue = new Queue(accountQueueName("default"), { connection, prefix });
+    const queue = new Queue(accountQueueName(singleRedis, "default"), { connection, prefix });
     const sentBefore = upstream.requests.length;
     const workers = await startWorkers({
       config,
@@ -88,9 +88,9 @@ describe("jobs still waiting for their rate slot when the grace period ends", ()
       await workers.close();
       const sent = upstream.requests.length - sentBefore;
       expect(sent).toBeLessThan(jobs.length);
-      const results = (await connection.xrange(resultsStreamKey(prefix), "-", "+")).map(([, f]) =>
-        JobResult.parse(JSON.parse(f[1] as string)),
-      );
+      const results = (
+        await connection.xrange(resultsStreamKey(keyspace(prefix), "any"), "-", "+")
+      ).map(([, f]) => JobResult.parse(JSON.parse(f[1] as string)));
       // Only a request that left may end with its outcome unknown.
       expect(results.length).toBeLessThanOrEqual(sent);
       for (const r of results) expect(r.code).toBe("outcome_unknown");

@@ -1,6 +1,5 @@
 import { Readable } from "node:stream";
 import { Queue } from "bullmq";
-import type { Redis } from "ioredis";
 import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
 import { BatchRefusedError } from "../../src/batches/batch-errors.js";
 import { csvRows } from "../../src/batches/batch-rows.js";
@@ -15,20 +14,27 @@ import {
   RequestFingerprints,
   requestFingerprint,
 } from "../../src/queues/request-fingerprint.js";
-import { batchKeys, bullKeys, fingerprintKey, resultMarkerKey } from "../../src/redis/keys.js";
+import type { RedisConnection } from "../../src/redis/connection.js";
+import {
+  batchKeys,
+  bullKeys,
+  fingerprintKey,
+  keyspace,
+  resultMarkerKey,
+} from "../../src/redis/keys.js";
 import { ResultsStore } from "../../src/results/results-store.js";
 import { bankJob } from "../fixtures/batches.js";
 import { withHook } from "../helpers/hooks.js";
-import { useTestRedis } from "../helpers/redis.js";
+import { singleRedis, useTestRedis } from "../helpers/redis.js";
 
 // The stored fingerprint is checked against the job actually stored; no worker runs here, so
 // every job enqueued stays in its queue to be counted.
 const redis = useTestRedis("fp");
 const RETENTION_MS = 3_600_000;
-const connections: Redis[] = [];
+const connections: RedisConnection[] = [];
 const opened: { close(): Promise<void> }[] = [];
 
-function producerOn(connection: Redis = redis.connect()): Producer {
+function producerOn(connection: RedisConnection = redis.connect()): Producer {
   connections.push(connection);
   const producer = new Producer({
     connection,
@@ -42,7 +48,7 @@ function producerOn(connection: Redis = redis.connect()): Producer {
 }
 
 async function jobCount(): Promise<number> {
-  const queue = new Queue(accountQueueName("alpha"), {
+  const queue = new Queue(accountQueueName(singleRedis, "alpha"), {
     connection: redis.connect(),
     prefix: redis.prefix,
   });
@@ -57,7 +63,7 @@ const job = (key: string, amount = 150, extra: Partial<JobInput> = {}): JobInput
   bankJob({ account: "alpha", idempotencyKey: key, ...extra }, { amount }) as JobInput;
 
 // Every job of these tests is alpha's.
-const fpKey = (jobId: string) => fingerprintKey(redis.prefix, "alpha", jobId);
+const fpKey = (jobId: string) => fingerprintKey(keyspace(redis.prefix), "alpha", jobId);
 
 const csv = (rows: number, amount: number) =>
   [
@@ -120,7 +126,9 @@ describe("a batch whose row key holds another request", () => {
         }),
       ]);
       expect(await jobCount()).toBe(1);
-      expect(await redis.connect().exists(batchKeys(redis.prefix, "alpha", "pay-1").meta)).toBe(0);
+      expect(
+        await redis.connect().exists(batchKeys(keyspace(redis.prefix), "alpha", "pay-1").meta),
+      ).toBe(0);
     }
   });
 
@@ -211,8 +219,11 @@ describe("the fingerprint is checked against the stored job", () => {
     const entry = {
       account: "alpha",
       jobId,
-      jobKey: bullKeys.job(bullKeys.queue(redis.prefix, accountQueueName("alpha")), jobId),
-      markerKey: resultMarkerKey(redis.prefix, "alpha", jobId),
+      jobKey: bullKeys.job(
+        bullKeys.queue(redis.prefix, accountQueueName(singleRedis, "alpha")),
+        jobId,
+      ),
+      markerKey: resultMarkerKey(keyspace(redis.prefix), "alpha", jobId),
       fingerprint: requestFingerprint(envelope),
     };
     await new RequestFingerprints(connection, redis.prefix, 2 * RETENTION_MS).claim([entry], true);
@@ -298,7 +309,8 @@ describe("enqueueMany", () => {
     const inputs = Array.from({ length: count }, (_, i) => job(`many-${i}`));
     const late = ENQUEUE_CHUNK + 200;
     // Another request takes the key of a job in the second chunk just before that chunk is claimed.
-    const claims = connection as Redis & Record<string, (...args: unknown[]) => Promise<unknown>>;
+    const claims = connection as RedisConnection &
+      Record<string, (...args: unknown[]) => Promise<unknown>>;
     const original = claims.moneyqClaimFingerprints?.bind(connection);
     expect(original).toBeDefined();
     let calls = 0;

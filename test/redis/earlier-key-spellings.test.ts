@@ -1,5 +1,4 @@
 import { Queue } from "bullmq";
-import type { Redis } from "ioredis";
 import { afterAll, describe, expect, it } from "vitest";
 import { RateGate } from "../../src/processors/rate-gate.js";
 import { AccountPauses, migrateLegacyPauses } from "../../src/queues/account-pauses.js";
@@ -9,16 +8,18 @@ import type { JobInput } from "../../src/queues/job-envelope.js";
 import { Producer } from "../../src/queues/producer.js";
 import { accountQueueName } from "../../src/queues/queue-names.js";
 import { requestFingerprint } from "../../src/queues/request-fingerprint.js";
+import type { RedisConnection } from "../../src/redis/connection.js";
 import {
   accountPauseKey,
   fingerprintKey,
+  keyspace,
   legacyJobKeys,
   resultMarkerKey,
 } from "../../src/redis/keys.js";
 import type { JobResult } from "../../src/results/job-result.js";
 import { ResultsStore } from "../../src/results/results-store.js";
 import { bankJob } from "../fixtures/batches.js";
-import { useTestRedis } from "../helpers/redis.js";
+import { singleRedis, useTestRedis } from "../helpers/redis.js";
 
 // A Redis an earlier release wrote: markers and fingerprints without the account, pauses in
 // one hash. What it recorded must still hold after the upgrade.
@@ -65,13 +66,15 @@ describe("a result marker an earlier release wrote without the account", () => {
     const prefix = `${redis.prefix}:marker`;
     const { connection, results } = partsOn(prefix);
     const earlier = resultOf("k-1", "2026-11-22T00:00:01.000Z");
-    const legacy = legacyJobKeys.resultMarker(prefix, earlier.jobId);
+    const legacy = legacyJobKeys.resultMarker(keyspace(prefix), "alpha", earlier.jobId);
     await connection.set(legacy, JSON.stringify(earlier), "PX", RETENTION_MS);
 
     expect(await results.emit(resultOf("k-1", "2026-11-22T00:00:02.000Z"))).toBe(false);
-    expect(await connection.xlen(results.streamKey)).toBe(0);
+    expect(await connection.xlen(results.streamKey("alpha"))).toBe(0);
     expect(await results.get("alpha", earlier.jobId)).toEqual(earlier);
-    expect(await connection.exists(resultMarkerKey(prefix, "alpha", earlier.jobId))).toBe(0);
+    expect(await connection.exists(resultMarkerKey(keyspace(prefix), "alpha", earlier.jobId))).toBe(
+      0,
+    );
 
     const recorded = (await results.recorded("alpha", earlier.jobId)) as string;
     expect(await results.forget("alpha", earlier.jobId, recorded)).toBe(true);
@@ -92,13 +95,13 @@ describe("a fingerprint an earlier release wrote without the account", () => {
     const jobId = jobIdFor("alpha", "k-2");
     // The job is gone; its result marker and fingerprint remain, both spelled the old way.
     await connection.set(
-      legacyJobKeys.resultMarker(prefix, jobId),
+      legacyJobKeys.resultMarker(keyspace(prefix), "alpha", jobId),
       JSON.stringify(resultOf("k-2", "2026-11-22T00:00:01.000Z")),
       "PX",
       RETENTION_MS,
     );
     await connection.set(
-      legacyJobKeys.fingerprint(prefix, jobId),
+      legacyJobKeys.fingerprint(keyspace(prefix), "alpha", jobId),
       requestFingerprint(producer.envelopeOf(first)),
       "PX",
       2 * RETENTION_MS,
@@ -113,7 +116,7 @@ describe("a fingerprint an earlier release wrote without the account", () => {
     expect(await producer.fingerprinted("alpha", [jobId])).toEqual([true]);
     expect(await producer.enqueueKeyed(first)).toMatchObject({ replayed: true });
     // The replay stored the fingerprint under the account's key, the full time.
-    expect(await connection.pttl(fingerprintKey(prefix, "alpha", jobId))).toBeGreaterThan(
+    expect(await connection.pttl(fingerprintKey(keyspace(prefix), "alpha", jobId))).toBeGreaterThan(
       RETENTION_MS,
     );
   });
@@ -122,9 +125,14 @@ describe("a fingerprint an earlier release wrote without the account", () => {
     const prefix = `${redis.prefix}:carry`;
     const { connection, results } = partsOn(prefix);
     const jobId = jobIdFor("alpha", "k-3");
-    await connection.set(legacyJobKeys.fingerprint(prefix, jobId), "fp-of-k-3", "PX", 60_000);
+    await connection.set(
+      legacyJobKeys.fingerprint(keyspace(prefix), "alpha", jobId),
+      "fp-of-k-3",
+      "PX",
+      60_000,
+    );
     expect(await results.emit(resultOf("k-3", "2026-11-22T00:00:01.000Z"))).toBe(true);
-    const moved = fingerprintKey(prefix, "alpha", jobId);
+    const moved = fingerprintKey(keyspace(prefix), "alpha", jobId);
     expect(await connection.get(moved)).toBe("fp-of-k-3");
     expect(await connection.pttl(moved)).toBeGreaterThan(RETENTION_MS);
   });
@@ -133,7 +141,7 @@ describe("a fingerprint an earlier release wrote without the account", () => {
 describe("pauses an earlier release kept in one hash", () => {
   it("are moved to each account's key at start, once, and hold the account's requests", async () => {
     const prefix = `${redis.prefix}:pauses`;
-    const connection: Redis = redis.connect();
+    const connection: RedisConnection = redis.connect();
     const legacy = legacyJobKeys.pausedAccounts(prefix);
     const alphaPause = { account: "alpha", reason: "operator", pausedAt: "2026-11-22T00:00:00Z" };
     const betaPause = { account: "beta", reason: "key refused", pausedAt: "2026-11-22T00:00:00Z" };
@@ -141,7 +149,7 @@ describe("pauses an earlier release kept in one hash", () => {
     await connection.hset(legacy, "alpha", JSON.stringify(alphaPause));
     await connection.hset(legacy, "beta", JSON.stringify(betaPause));
     // beta was paused again since, under its own key: that pause wins.
-    await connection.set(accountPauseKey(prefix, "beta"), JSON.stringify(betaNow));
+    await connection.set(accountPauseKey(keyspace(prefix), "beta"), JSON.stringify(betaNow));
 
     expect(await migrateLegacyPauses(connection, prefix)).toBe(1);
     expect(await connection.exists(legacy)).toBe(0);
@@ -150,7 +158,7 @@ describe("pauses an earlier release kept in one hash", () => {
     const queues = new Map(
       ["alpha", "beta", "gamma"].map((a) => [
         a,
-        new Queue(accountQueueName(a), { connection, prefix }),
+        new Queue(accountQueueName(singleRedis, a), { connection, prefix }),
       ]),
     );
     opened.push(...[...queues.values()]);

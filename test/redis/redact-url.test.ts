@@ -23,6 +23,14 @@ const table: [string, string, string][] = [
   ["redis://127.0.0.1:6379", "redis://127.0.0.1:6379", "\u0000"],
   ["redis://[::1]:6379/0", "redis://[::1]:6379/0", "\u0000"],
   ["not a url at all s3cret", "(unreadable URL, hidden)", "s3cret"],
+  // A cluster's seed list.
+  [
+    "redis+cluster://:s3cret@10.0.0.1:6379,10.0.0.2:6379",
+    "redis+cluster://***@10.0.0.1:6379,10.0.0.2:6379",
+    "s3cret",
+  ],
+  ["rediss+cluster://u:p%40ss@h1:1,[::1]:2", "rediss+cluster://***@h1:1,[::1]:2", "p%40ss"],
+  ["redis+cluster://:s3cr#t@h1:1", "redis+cluster://***@h1:1", "s3cr"],
 ];
 
 describe("redactUrl", () => {

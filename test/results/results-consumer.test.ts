@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { consumeResults } from "../../examples/results-consumer.js";
 import type { JobInput } from "../../src/queues/job-envelope.js";
-import { resultsStreamKey } from "../../src/redis/keys.js";
+import { keyspace, resultsStreamKey } from "../../src/redis/keys.js";
 import { payoutBatch } from "../fixtures/batches.js";
 import { usePipeline } from "../helpers/pipeline.js";
 
@@ -9,7 +9,7 @@ const p = usePipeline();
 
 describe("the results consumer example", () => {
   it("reads every result once through a consumer group, and resumes after a restart without losing any", async () => {
-    const stream = resultsStreamKey(p.config().redisPrefix);
+    const stream = resultsStreamKey(keyspace(p.config().redisPrefix), "any");
     await p.producer().enqueueMany(payoutBatch("consumer", 6) as JobInput[]);
     await p.waitForResults(6);
     const seen: string[] = [];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { backlogKey, batchKeys } from "../../src/redis/keys.js";
+import { backlogKey, batchKeys, keyspace } from "../../src/redis/keys.js";
 import type { JobResult, ResultKind } from "../../src/results/job-result.js";
 import { ResultsStore } from "../../src/results/results-store.js";
 import { useTestRedis } from "../helpers/redis.js";
@@ -26,7 +26,7 @@ describe("ResultsStore", () => {
   it("records concurrent results once each, and a batch's rows, counters and state with them", async () => {
     const connection = redis.connect();
     const prefix = `${redis.prefix}:a`;
-    const batch = batchKeys(prefix, "default", "b1");
+    const batch = batchKeys(keyspace(prefix), "default", "b1");
     await connection.hset(batch.meta, {
       id: "b1",
       account: "default",
@@ -48,7 +48,7 @@ describe("ResultsStore", () => {
 
     expect(firsts).toEqual([true, true, true, false, true, false]);
     // Four results, and the batch's two events: it started, and it finished.
-    const entries = await connection.xrange(store.streamKey, "-", "+");
+    const entries = await connection.xrange(store.streamKey("default"), "-", "+");
     const types = entries.map(([, f]) => JSON.parse(f[f.indexOf("event") + 1] as string).type);
     expect(types.filter((t) => t.startsWith("job."))).toHaveLength(4);
     expect(types.filter((t) => t.startsWith("batch."))).toEqual([
@@ -68,7 +68,7 @@ describe("ResultsStore", () => {
       result: "failed",
       error: "some_code: why",
     });
-    expect(await connection.zrange(backlogKey(prefix, "default"), 0, -1)).toEqual(["j3"]);
+    expect(await connection.zrange(backlogKey(keyspace(prefix), "default"), 0, -1)).toEqual(["j3"]);
   });
 
   it("writes no batch row for a batch that does not exist", async () => {
@@ -76,7 +76,7 @@ describe("ResultsStore", () => {
     const prefix = `${redis.prefix}:b`;
     const store = new ResultsStore(connection, { prefix, retentionMs: 60_000, maxLen: 1000 });
     expect(await store.emit(resultOf("j9", "succeeded", 9))).toBe(true);
-    expect(await connection.exists(batchKeys(prefix, "default", "b1").rows)).toBe(0);
-    expect(await connection.xlen(store.streamKey)).toBe(1);
+    expect(await connection.exists(batchKeys(keyspace(prefix), "default", "b1").rows)).toBe(0);
+    expect(await connection.xlen(store.streamKey("default"))).toBe(1);
   });
 });

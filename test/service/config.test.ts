@@ -74,7 +74,25 @@ describe("loadConfig", () => {
       "a non-redis REDIS_URL",
       { REDIS_URL: "http://x" },
       "REDIS_URL",
-      "must be a redis:// or rediss:// URL",
+      "must be a redis:// or rediss:// URL, or redis+cluster:// for a Redis Cluster",
+    ],
+    [
+      "a cluster seed without a port",
+      { REDIS_URL: "redis+cluster://10.0.0.1:6379,10.0.0.2" },
+      "REDIS_URL",
+      "each seed node must be host:port (port 1 to 65535), separated by commas",
+    ],
+    [
+      "a cluster with a database",
+      { REDIS_URL: "redis+cluster://10.0.0.1:6379/3" },
+      "REDIS_URL",
+      "a cluster has one database: leave the path out (or /0)",
+    ],
+    [
+      "a hash tag in the prefix on a cluster",
+      { REDIS_URL: "redis+cluster://10.0.0.1:6379", MONEYQ_REDIS_PREFIX: "{moneyq}" },
+      "MONEYQ_REDIS_PREFIX",
+      "must have no { or } on a Redis Cluster: moneyq gives each account's keys a hash tag of its own (docs/scaling.md)",
     ],
     [
       "an API URL without /v1",

@@ -1,9 +1,9 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
 import { createLogger } from "../../src/logger.js";
+import type { RedisConnection } from "../../src/redis/connection.js";
 import { type Service, startService } from "../../src/service/start-service.js";
 import { useTestRedis } from "../helpers/redis.js";
 import { until } from "../helpers/service.js";
@@ -146,7 +146,7 @@ async function serveUpstream(req: IncomingMessage, res: ServerResponse) {
 const redis = useTestRedis("canary");
 const logLines: string[] = [];
 let service: Service;
-let connection: Redis;
+let connection: RedisConnection;
 
 async function api(path: string, init: RequestInit = {}) {
   const res = await fetch(`${service.apiUrl}${path}`, {

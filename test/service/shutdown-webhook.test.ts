@@ -1,9 +1,9 @@
 import type { ChildProcess } from "node:child_process";
 import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { Redis } from "ioredis";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { Producer } from "../../src/queues/producer.js";
+import type { RedisConnection } from "../../src/redis/connection.js";
 import { exitOf, spawnWorker } from "../helpers/cli.js";
 import { useTestRedis } from "../helpers/redis.js";
 import { useSandbox } from "../helpers/sandbox.js";
@@ -18,7 +18,7 @@ const receiver = createServer((req, res) => {
   req.resume();
   held.push(res);
 });
-let connection: Redis;
+let connection: RedisConnection;
 
 beforeAll(async () => {
   await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", r));

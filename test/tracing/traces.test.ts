@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { deriveIdempotencyKey, jobIdFor } from "../../src/queues/idempotency-key.js";
-import { resultMarkerKey } from "../../src/redis/keys.js";
+import { keyspace, resultMarkerKey } from "../../src/redis/keys.js";
 import { ATTR, SPAN } from "../../src/tracing/job-spans.js";
 import { useOtlpReceiver } from "../helpers/otlp-receiver.js";
 import { useTestRedis } from "../helpers/redis.js";
@@ -125,12 +125,14 @@ describe("traces (OTEL_EXPORTER_OTLP_ENDPOINT set)", () => {
     const admin = redis.connect();
     for (const id of [jobId, ...rowJobIds])
       await waitUntil(
-        async () => (await admin.get(resultMarkerKey(redis.prefix, "default", id))) !== null,
+        async () =>
+          (await admin.get(resultMarkerKey(keyspace(redis.prefix), "default", id))) !== null,
         20_000,
         `the result of ${id}`,
       );
     expect(
-      JSON.parse((await admin.get(resultMarkerKey(redis.prefix, "default", jobId))) ?? "").result,
+      JSON.parse((await admin.get(resultMarkerKey(keyspace(redis.prefix), "default", jobId))) ?? "")
+        .result,
     ).toBe("succeeded");
     expect(await service.stop()).toBe(0);
 

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { resultMarkerKey } from "../../src/redis/keys.js";
+import { keyspace, resultMarkerKey } from "../../src/redis/keys.js";
 import { DEMO_API_KEY } from "../../src/sandbox/index.js";
 import { BANK_PAYOUT_BODY } from "../fixtures/batches.js";
 import { useTestRedis } from "../helpers/redis.js";
@@ -42,7 +42,8 @@ describe("traces off (no OTLP endpoint)", () => {
     const { jobId } = (await enqueued.json()) as { jobId: string };
     const admin = redis.connect();
     await waitUntil(
-      async () => (await admin.get(resultMarkerKey(redis.prefix, "default", jobId))) !== null,
+      async () =>
+        (await admin.get(resultMarkerKey(keyspace(redis.prefix), "default", jobId))) !== null,
       20_000,
       "the job's result",
     );

@@ -2,7 +2,7 @@ import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { WebhookConfig } from "../../src/config.js";
 import { createLogger } from "../../src/logger.js";
-import { resultsStreamKey } from "../../src/redis/keys.js";
+import { keyspace, resultsStreamKey } from "../../src/redis/keys.js";
 import { standardHeaders } from "../../src/webhooks/standard-signature.js";
 import { verifyWebhook } from "../../src/webhooks/verify-webhook.js";
 import { deliveryJobId, WebhookDeliveries } from "../../src/webhooks/webhook-deliveries.js";
@@ -41,7 +41,7 @@ const byEarlier = (answer: (r: RecordedRequest, earlier: number) => Reply) =>
 
 const redis = useTestRedis("webhook-deliveries");
 const connection = redis.connect();
-const streamKey = resultsStreamKey(redis.prefix);
+const streamKey = resultsStreamKey(keyspace(redis.prefix), "any");
 const counted = new Map<WebhookOutcome, number>();
 const metrics = {
   webhookDeliveries: {
@@ -61,7 +61,7 @@ function webhookAt(path: string): WebhookConfig {
 async function start(path: string, retryScheduleMs: readonly number[]): Promise<RunningWebhooks> {
   return startWebhooks({
     connection,
-    streamKey,
+    streams: [streamKey],
     logger: createLogger("silent"),
     prefix: redis.prefix,
     webhook: webhookAt(path),

@@ -1,4 +1,4 @@
-import type { Redis } from "ioredis";
+import type { RedisConnection } from "../connection.js";
 
 /** A Lua script, run as the defined command `name`; without `numberOfKeys` the caller passes it. */
 export interface Script {
@@ -11,7 +11,7 @@ export interface Script {
  * Defines each script on the connection, once. A defined command runs by SHA: the script's text
  * is not sent with every call.
  */
-export function defineScripts(redis: Redis, ...scripts: readonly Script[]): void {
+export function defineScripts(redis: RedisConnection, ...scripts: readonly Script[]): void {
   for (const { name, numberOfKeys, lua } of scripts) {
     if (name in redis) continue;
     redis.defineCommand(name, numberOfKeys === undefined ? { lua } : { numberOfKeys, lua });
