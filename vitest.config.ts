@@ -4,8 +4,9 @@ export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
     // The deployment tests need Prometheus, promtool and docker-compose (`npm run test:deploy`);
-    // the browser tests, Chromium (`npm run test:browser`).
-    exclude: [...configDefaults.exclude, "test/deploy/**", "test/browser/**"],
+    // the browser tests, Chromium (`npm run test:browser`); the cluster tests, a local Redis
+    // Cluster (`npm run test:cluster`).
+    exclude: [...configDefaults.exclude, "test/deploy/**", "test/browser/**", "test/cluster/**"],
     globalSetup: ["test/setup/global-setup.ts"],
     testTimeout: 30_000,
     hookTimeout: 30_000,
