@@ -15,7 +15,7 @@ export interface RedisMetricsOptions {
   readonly resultsStreams: readonly string[];
   /** How long one reading serves scrapes (config.metrics.cacheMs); 0 reads at every scrape. */
   readonly cacheMs: number;
-  /** A reading that takes longer counts as RedisConnection not answering, so a scrape never hangs. Default 1000. */
+  /** A reading that takes longer counts as Redis not answering, so a scrape never hangs. Default 1000. */
   readonly timeoutMs?: number;
   /** Defaults to Date.now; the age of the oldest waiting job is measured against it. */
   readonly now?: () => number;

@@ -56,6 +56,14 @@ export function parseClusterUrl(url: string): ClusterTarget | string {
   }
 }
 
+/** The cluster `url` names; throws (naming the rule, never the URL) when it names none. */
+export function clusterTargetOf(url: string): ClusterTarget {
+  const target = parseClusterUrl(url);
+  // config.ts refuses a bad one at start: here it is a caller's mistake.
+  if (typeof target === "string") throw new Error(`REDIS_URL ${target}`);
+  return target;
+}
+
 /** The URL of one node of a cluster, with the cluster's user, password and TLS. */
 export function nodeUrl(target: ClusterTarget, node: ClusterTarget["nodes"][number]): string {
   const auth =

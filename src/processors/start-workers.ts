@@ -116,7 +116,7 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
     ? await startWebhooks({
         connection,
         prefix: config.redisPrefix,
-        streams: accountList.map((a) => results.streamKey(a.alias)),
+        streams: results.streamKeys(accountList.map((a) => a.alias)),
         webhook: config.webhook,
         retentionMs: config.pipeline.retentionMs,
         logger,
@@ -142,7 +142,7 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
     ...(options.onResult && { onResult: options.onResult }),
   };
   // Jobs an earlier release queued without a lane would be fetched before every lane. A
-  // failure here (RedisConnection away) leaves them where they are: fetched first, as before.
+  // failure here (Redis away) leaves them where they are: fetched first, as before.
   for (const [alias, queue] of queues) {
     try {
       const lockKey = lanePassKey(results.keyspace, alias);

@@ -1,6 +1,6 @@
 import { Queue, type Telemetry } from "bullmq";
 import type { RedisConnection } from "../redis/connection.js";
-import { keyspace } from "../redis/keys.js";
+import { type Keyspace, keyspace } from "../redis/keys.js";
 import { accountQueueName } from "./queue-names.js";
 
 /**
@@ -9,7 +9,7 @@ import { accountQueueName } from "./queue-names.js";
  */
 export class AccountQueues {
   readonly #connection: RedisConnection;
-  readonly #prefix: string;
+  readonly #space: Keyspace;
   readonly #telemetry: Telemetry | undefined;
   readonly #queues = new Map<string, Queue>();
 
@@ -24,7 +24,7 @@ export class AccountQueues {
     telemetry?: Telemetry,
   ) {
     this.#connection = connection;
-    this.#prefix = prefix;
+    this.#space = keyspace(prefix, connection.isCluster);
     this.#telemetry = telemetry;
     for (const account of accounts) this.get(account);
   }
@@ -33,14 +33,11 @@ export class AccountQueues {
   get(account: string): Queue {
     let queue = this.#queues.get(account);
     if (!queue) {
-      queue = new Queue(
-        accountQueueName(keyspace(this.#prefix, this.#connection.isCluster), account),
-        {
-          connection: this.#connection,
-          prefix: this.#prefix,
-          ...(this.#telemetry && { telemetry: this.#telemetry }),
-        },
-      );
+      queue = new Queue(accountQueueName(this.#space, account), {
+        connection: this.#connection,
+        prefix: this.#space.prefix,
+        ...(this.#telemetry && { telemetry: this.#telemetry }),
+      });
       this.#queues.set(account, queue);
     }
     return queue;

@@ -1,6 +1,6 @@
 import { Cluster, Redis, type RedisOptions } from "ioredis";
 import type { Logger } from "../logger.js";
-import { isClusterUrl, parseClusterUrl } from "../net/redis-url.js";
+import { clusterTargetOf, isClusterUrl } from "../net/redis-url.js";
 import { watchRedisErrors } from "./errors.js";
 
 /** A connection to one Redis or to a Redis Cluster: every part of moneyq takes either. */
@@ -8,7 +8,7 @@ export type RedisConnection = Redis | Cluster;
 
 /**
  * A connection for queues and workers, to the Redis or the Redis Cluster `url` names
- * (src/redis/redis-url.ts). BullMQ needs `maxRetriesPerRequest: null` so that a blocking
+ * (src/net/redis-url.ts). BullMQ needs `maxRetriesPerRequest: null` so that a blocking
  * command survives a reconnect; commands wait for the connection instead of failing, so an
  * outage is logged (one line per outage, under `name`) rather than silent. A duplicate() needs
  * its own watchRedisErrors.
@@ -25,9 +25,7 @@ export function createRedis(
     ...options,
   };
   if (!isClusterUrl(url)) return watchRedisErrors(new Redis(url, nodeOptions), logger, name);
-  const target = parseClusterUrl(url);
-  // config.ts refused a bad one at start: this is a caller's mistake.
-  if (typeof target === "string") throw new Error(`REDIS_URL ${target}`);
+  const target = clusterTargetOf(url);
   const cluster = new Cluster(
     target.nodes.map((node) => ({ ...node })),
     {

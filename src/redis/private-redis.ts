@@ -5,7 +5,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { Redis } from "ioredis";
-import { isClusterUrl, nodeUrl, parseClusterUrl } from "../net/redis-url.js";
+import { clusterTargetOf, isClusterUrl, nodeUrl } from "../net/redis-url.js";
 
 export interface PrivateRedis {
   readonly url: string;
@@ -131,8 +131,7 @@ export async function pingRedis(url: string, timeoutMs = 2_000): Promise<void> {
 
 /** Pings a cluster's seed nodes in turn; one that answers is enough (it knows the others). */
 async function pingClusterNode(url: string, timeoutMs: number): Promise<void> {
-  const target = parseClusterUrl(url);
-  if (typeof target === "string") throw new Error(`REDIS_URL ${target}`);
+  const target = clusterTargetOf(url);
   let last: unknown;
   for (const node of target.nodes) {
     try {

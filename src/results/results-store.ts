@@ -62,6 +62,11 @@ export class ResultsStore {
     return resultsStreamKey(this.keyspace, account);
   }
 
+  /** The streams the results of `accounts` go to, each once (one on a single Redis). */
+  streamKeys(accounts: readonly string[]): string[] {
+    return [...new Set(accounts.map((account) => this.streamKey(account)))];
+  }
+
   /** Approximate length the stream is trimmed to (batch events are appended under it too). */
   get maxLen(): number {
     return this.#options.maxLen;

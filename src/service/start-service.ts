@@ -82,7 +82,7 @@ export interface Service {
   close(): Promise<void>;
 }
 
-/** Refused start: RedisConnection may lose jobs and MONEYQ_REQUIRE_SAFE_REDIS is set. */
+/** Refused start: Redis may lose jobs and MONEYQ_REQUIRE_SAFE_REDIS is set. */
 export class UnsafeRedisError extends Error {
   readonly code = "unsafe_redis";
 }
@@ -160,7 +160,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
       prefix: config.redisPrefix,
       queues,
       pauses: parts.pauses,
-      resultsStreams: [...new Set([...queues.keys()].map((a) => results.streamKey(a)))],
+      resultsStreams: results.streamKeys([...queues.keys()]),
       cacheMs: config.metrics.cacheMs,
     });
     const metricsServer =

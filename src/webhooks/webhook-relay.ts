@@ -17,7 +17,7 @@ const POLL_MS = 200;
 export interface ResultStreamSource {
   /** Not closed by the webhooks; the relay duplicates it for its blocking reads. */
   readonly connection: RedisConnection;
-  /** One stream, or one per account on a cluster. */
+  /** One stream, or one per account on a cluster; each once. */
   readonly streams: readonly string[];
   readonly logger: Logger;
 }
@@ -39,7 +39,6 @@ type Entries = [string, string[]][];
  */
 export class WebhookRelay {
   readonly #options: WebhookRelayOptions;
-  readonly #streams: readonly string[];
   readonly #reader: RedisConnection;
   readonly #consumer = `${hostname()}-${process.pid}`;
   #running = false;
@@ -47,7 +46,6 @@ export class WebhookRelay {
 
   constructor(options: WebhookRelayOptions) {
     this.#options = options;
-    this.#streams = [...new Set(options.streams)];
     this.#reader = watchRedisErrors(
       options.connection.duplicate(),
       options.logger,
@@ -56,7 +54,7 @@ export class WebhookRelay {
   }
 
   async start(): Promise<void> {
-    for (const stream of this.#streams) {
+    for (const stream of this.#options.streams) {
       try {
         await this.#options.connection.xgroup("CREATE", stream, WEBHOOK_GROUP, "$", "MKSTREAM");
       } catch (error) {
@@ -75,15 +73,15 @@ export class WebhookRelay {
 
   async #run(): Promise<void> {
     let lastClaim = 0;
-    const blocking = this.#streams.length === 1;
+    const blocking = this.#options.streams.length === 1;
     while (this.#running) {
       try {
         if (Date.now() - lastClaim > CLAIM_IDLE_MS) {
           lastClaim = Date.now();
-          for (const stream of this.#streams) await this.#claimIdle(stream);
+          for (const stream of this.#options.streams) await this.#claimIdle(stream);
         }
         let found = 0;
-        for (const stream of this.#streams) found += await this.#readNew(stream, blocking);
+        for (const stream of this.#options.streams) found += await this.#readNew(stream, blocking);
         if (!blocking && found === 0) await new Promise((r) => setTimeout(r, POLL_MS));
       } catch (error) {
         if (!this.#running) return;
