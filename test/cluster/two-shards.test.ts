@@ -20,6 +20,8 @@ import {
   resultMarkerKey,
   resultsStreamKey,
 } from "../../src/redis/keys.js";
+import { pingRedis } from "../../src/redis/private-redis.js";
+import { checkRedisSafety } from "../../src/redis/safety.js";
 import { payoutBatch } from "../fixtures/batches.js";
 import { expectExactlyOnce } from "../helpers/exactly-once.js";
 import { usePipeline } from "../helpers/pipeline.js";
@@ -165,5 +167,30 @@ describe("two accounts on a Redis Cluster", () => {
     await pauses.resume(first);
     await pauses.resume(second);
     expect(await pauses.list()).toEqual([]);
+  });
+
+  it("answers the start's ping through any seed that answers, and reads every master's persistence", async () => {
+    const seeds = p.redis.url.replace("redis+cluster://", "");
+    await expect(pingRedis(`redis+cluster://127.0.0.1:1,${seeds}`)).resolves.toBeUndefined();
+    await expect(pingRedis("redis+cluster://127.0.0.1:1", 500)).rejects.toThrow(/ECONNREFUSED/);
+
+    const cluster = p.connection() as Cluster;
+    expect(await checkRedisSafety(cluster)).toEqual({ safe: true, warnings: [] });
+    const [master] = cluster.nodes("master");
+    if (!master) throw new Error("no master");
+    await master.config("SET", "maxmemory-policy", "allkeys-lru");
+    try {
+      const { safe, warnings } = await checkRedisSafety(cluster);
+      expect(safe).toBe(false);
+      expect(warnings).toEqual([
+        expect.stringMatching(
+          new RegExp(
+            `^node ${master.options.host}:${master.options.port}: maxmemory-policy is allkeys-lru`,
+          ),
+        ),
+      ]);
+    } finally {
+      await master.config("SET", "maxmemory-policy", "noeviction");
+    }
   });
 });
