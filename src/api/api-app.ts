@@ -4,6 +4,7 @@ import { z } from "zod";
 import { BatchNotFoundError } from "../batches/batch-errors.js";
 import type { Permission } from "../config.js";
 import { validate } from "../contract/field-issues.js";
+import { NotReplicatedError } from "../redis/replica-waits.js";
 import type { ApiDeps } from "./api-deps.js";
 import { ApiError, invalidRequest } from "./api-error.js";
 import { authenticate, type Caller, requirePermission } from "./auth.js";
@@ -223,6 +224,12 @@ function errorHandler(deps: ApiDeps) {
       return reply
         .code(404)
         .send(new ApiError(404, "not_found", `batch ${error.batchId} not found`).body());
+    // Nothing lost yet, nothing to resend blindly: the same request again is safe.
+    if (error instanceof NotReplicatedError)
+      return reply
+        .code(503)
+        .header("retry-after", "1")
+        .send(new ApiError(503, error.code, error.message).body());
     const framework = frameworkError(error, request);
     if (framework) {
       if (framework.status === 413) reply.header("connection", "close");

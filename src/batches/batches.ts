@@ -8,7 +8,8 @@ import { type RowMoney, rowMoney } from "../queues/job-money.js";
 import type { Producer } from "../queues/producer.js";
 import { CANCELLED_BY } from "../queues/work-holds.js";
 import type { RedisConnection } from "../redis/connection.js";
-import { batchReferencesKey } from "../redis/keys.js";
+import { batchReferencesKey, keyspace } from "../redis/keys.js";
+import { ReplicaWaits } from "../redis/replica-waits.js";
 import { CLAIM_BATCH_REFERENCES } from "../redis/scripts/claim-batch-references.js";
 import { defineScripts } from "../redis/scripts/script.js";
 import { RESULT_KINDS, type ResultKind } from "../results/job-result.js";
@@ -198,6 +199,7 @@ export class Batches {
   readonly #options: BatchesOptions;
   readonly #store: BatchStore;
   readonly #index: BatchIndex;
+  readonly #replicas: ReplicaWaits;
 
   constructor(options: BatchesOptions) {
     const redis = options.connection;
@@ -206,6 +208,7 @@ export class Batches {
     this.#options = options;
     this.#store = new BatchStore(redis, options.prefix, options.results);
     this.#index = new BatchIndex(redis, options.prefix);
+    this.#replicas = new ReplicaWaits(redis, keyspace(options.prefix, redis.isCluster));
   }
 
   /**
@@ -316,6 +319,8 @@ export class Batches {
       }
       const queued = await this.#store.queued(account, batchId, token);
       if (queued === "lost") throw new BatchSubmissionBusyError(batchId, "taken_over");
+      // Accepted only once a failover would keep the batch (claims, rows, jobs, state).
+      await this.#replicas.ensure(account);
     } finally {
       await lease.release();
     }
@@ -619,7 +624,10 @@ export class Batches {
    */
   async cancel(account: string, batchId: string): Promise<CancelReport> {
     await this.#store.cancel(account, batchId);
-    return this.#cancelJobs(account, batchId, CANCELLED_BY.batch.cancelled);
+    const report = await this.#cancelJobs(account, batchId, CANCELLED_BY.batch.cancelled);
+    // Reported cancelled only once a failover would keep it so: a lost cancel would pay.
+    await this.#replicas.ensure(account);
+    return report;
   }
 
   /**

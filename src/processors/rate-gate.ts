@@ -2,6 +2,7 @@ import { LANE_PRIORITY, type Lane } from "../queues/lanes.js";
 import { Coalescer } from "../redis/coalescer.js";
 import type { RedisConnection } from "../redis/connection.js";
 import { accountPauseKey, bullKeys, type Keyspace, keyspace, rateKeys } from "../redis/keys.js";
+import { ReplicaWaits } from "../redis/replica-waits.js";
 import { CLEAR_SLOTS } from "../redis/scripts/clear-slots.js";
 import { PAUSE_ACCOUNT } from "../redis/scripts/pause-account.js";
 import { RESERVE_SLOTS } from "../redis/scripts/reserve-slots.js";
@@ -46,7 +47,9 @@ export type Clearance =
   | { readonly clear: false; readonly held: true }
   | { readonly clear: false; readonly lockLost: true }
   | { readonly clear: false; readonly late: true }
-  | { readonly clear: false; readonly taken: true };
+  | { readonly clear: false; readonly taken: true }
+  /** Recorded as sent, but the record is not on the replicas: not to be sent now. */
+  | { readonly clear: false; readonly notReplicated: true };
 
 interface SlotRequest {
   readonly weight: number;
@@ -81,6 +84,7 @@ export class RateGate {
   readonly #redis: GateRedis;
   readonly #space: Keyspace;
   readonly #marginMs: number;
+  readonly #replicas: ReplicaWaits;
   /** One per account and rate: its reservations leave one call at a time, gathered. */
   readonly #lanes = new Map<string, Coalescer<SlotRequest, Reservation>>();
   readonly #clearances = new Map<string, Coalescer<ClearRequest, Clearance>>();
@@ -94,6 +98,7 @@ export class RateGate {
     this.#redis = redis as GateRedis;
     this.#space = keyspace(prefix, redis.isCluster);
     this.#marginMs = marginMs;
+    this.#replicas = new ReplicaWaits(redis, this.#space);
   }
 
   /**
@@ -204,9 +209,19 @@ export class RateGate {
       );
     }
     const answer = await this.#redis.moneyqClearSlots(keys.length, ...keys, ...(args as string[]));
-    return requests.map((_, i) => {
+    const recordedSent = requests.some(
+      (r, i) => r.options.sentKey !== undefined && Number(answer[2 * i]) === 1,
+    );
+    // A "sent" record a failover could lose would let the request leave twice: it leaves only
+    // once the replicas have it (one wait covers every record of the call). A wait that fails
+    // (the master went down) proves nothing either.
+    const replicated =
+      !recordedSent || (await this.#replicas.replicated(account).catch(() => false));
+    return requests.map((r, i) => {
       const status = Number(answer[2 * i]);
       const value = Number(answer[2 * i + 1]);
+      if (status === 1 && r.options.sentKey !== undefined && !replicated)
+        return { clear: false, notReplicated: true };
       if (status === 1) return { clear: true };
       if (status === 3) return { clear: false, pausedMs: Math.max(1, Math.ceil(value)) };
       if (status === 4) return { clear: false, held: true };

@@ -33,7 +33,10 @@ export interface SlotRequest {
  */
 export type SlotAnswer = "send" | "cancelled" | "already_sent" | { readonly heldMs: number };
 
-type SlotDeps = Pick<ProcessorDeps, "gate" | "writes" | "wakes" | "metrics" | "pipeline">;
+type SlotDeps = Pick<
+  ProcessorDeps,
+  "gate" | "writes" | "wakes" | "metrics" | "pipeline" | "logger"
+>;
 
 /** Where the gate reads what holds the job: its batch's meta, or its own hold. */
 export function holdKeyOf(envelope: JobEnvelope, jobId: string, space: Keyspace): string {
@@ -145,15 +148,22 @@ export class SlotTaker {
     if (!(slot.delayMs >= 1 || options.sentKey !== undefined)) return "on_time";
     const bulk = options.lane === "bulk" && slot.delayMs >= 1;
     const clearance = await this.#deps.gate.clear(account, slot.at, bulk, options);
-    if (!clearance.clear) {
+    const notReplicated = !clearance.clear && "notReplicated" in clearance;
+    if (!clearance.clear && !notReplicated) {
       if ("lockLost" in clearance) throw new LockLostError(job.id);
       if ("held" in clearance) return this.#pause(account, HELD_RECHECK_MS);
       if ("pausedMs" in clearance) return this.#pause(account, clearance.pausedMs);
       if ("taken" in clearance) return "taken";
       return "late";
     }
-    if (performance.now() - due <= tolerance) return "on_time";
-    // Held up after clearance (a stopped process): not sent, so not recorded as sent.
+    if (notReplicated)
+      this.#deps.logger.warn(
+        { jobId: job.id, account },
+        "Redis replicas did not acknowledge the request's sent record in time; it is not sent now",
+      );
+    else if (performance.now() - due <= tolerance) return "on_time";
+    // Held up after clearance (a stopped process) or not on the replicas: not sent, so not
+    // recorded as sent.
     if (options.sentKey !== undefined)
       await this.#deps.writes.write(job, options.lock?.token, job.data, {
         dropSent: options.sentKey,

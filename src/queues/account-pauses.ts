@@ -7,6 +7,7 @@ import {
   legacyJobKeys,
   rateKeys,
 } from "../redis/keys.js";
+import { ReplicaWaits } from "../redis/replica-waits.js";
 
 /** Who paused an account: an operator, or moneyq when the provider refused its key. */
 export type PauseCause = "operator" | "key_refused";
@@ -28,17 +29,22 @@ export class AccountPauses {
   readonly #redis: RedisConnection;
   readonly #space: Keyspace;
   readonly #queues: ReadonlyMap<string, Queue>;
+  readonly #replicas: ReplicaWaits;
 
   constructor(redis: RedisConnection, prefix: string, queues: ReadonlyMap<string, Queue>) {
     this.#redis = redis;
     this.#space = keyspace(prefix, redis.isCluster);
     this.#queues = queues;
+    this.#replicas = new ReplicaWaits(redis, this.#space);
   }
 
   async pause(account: string, reason: string, cause: PauseCause = "operator"): Promise<void> {
     await this.#queue(account).pause();
     const entry: AccountPause = { account, reason, pausedAt: new Date().toISOString(), cause };
     await this.#redis.set(accountPauseKey(this.#space, account), JSON.stringify(entry));
+    // An operator is told "paused" only once a failover would keep it so: a lost pause would
+    // let jobs run. moneyq's own pause is written again by the next refused request.
+    if (cause === "operator") await this.#replicas.ensure(account);
   }
 
   async resume(account: string): Promise<void> {

@@ -1,6 +1,7 @@
 import type { Job } from "bullmq";
 import type { RedisConnection } from "../redis/connection.js";
 import { jobHoldKey, type Keyspace } from "../redis/keys.js";
+import { ReplicaWaits } from "../redis/replica-waits.js";
 import type { ResultsStore } from "../results/results-store.js";
 import type { JobData } from "./job-data.js";
 import type { Producer } from "./producer.js";
@@ -42,6 +43,7 @@ export class JobControls {
   readonly #results: ResultsStore;
   readonly #holds: WorkHolds;
   readonly #retentionMs: number;
+  readonly #replicas: ReplicaWaits;
 
   constructor(options: {
     readonly connection: RedisConnection;
@@ -56,6 +58,7 @@ export class JobControls {
     this.#results = options.results;
     this.#holds = new WorkHolds(options.connection, options.results);
     this.#retentionMs = options.retentionMs;
+    this.#replicas = new ReplicaWaits(options.connection, this.#space);
   }
 
   /** The hold of a job (awaiting approval, scheduled, cancelled), or undefined. */
@@ -84,6 +87,8 @@ export class JobControls {
       })
       .pexpire(key, this.#retentionMs)
       .exec();
+    // Reported cancelled only once a failover would keep it so: a lost cancel would pay.
+    await this.#replicas.ensure(account);
     return this.#removeWithResult(account, job, "cancelled");
   }
 

@@ -11,6 +11,7 @@ import {
   laneWakeChannel,
   resultMarkerKey,
 } from "../redis/keys.js";
+import { ReplicaWaits } from "../redis/replica-waits.js";
 import { slotGroups } from "../redis/slot-groups.js";
 import { type JobTracer, NO_TRACING } from "../tracing/job-tracer.js";
 import { AccountQueues } from "./account-queues.js";
@@ -89,11 +90,13 @@ export class Producer {
   readonly #fingerprints: RequestFingerprints;
   readonly #tracer: JobTracer;
   readonly #space: Keyspace;
+  readonly #replicas: ReplicaWaits;
 
   constructor(options: ProducerOptions) {
     this.#options = options;
     this.#space = keyspace(options.prefix, options.connection.isCluster);
     this.#tracer = options.tracer ?? NO_TRACING;
+    this.#replicas = new ReplicaWaits(options.connection, this.#space);
     this.#ownsQueues = options.queues === undefined;
     this.#queues = options.queues ?? new AccountQueues(options.connection, options.prefix);
     this.#fingerprints = new RequestFingerprints(
@@ -209,6 +212,8 @@ export class Producer {
       await this.#fingerprints.release(fresh).catch(() => undefined);
       throw error;
     }
+    // The claims stay: enqueued again under the same keys, the jobs are found, not added twice.
+    await this.#replicated(envelopes);
     const jobs = envelopes.flatMap((e, i) =>
       uses[i] === "different"
         ? []
@@ -221,6 +226,15 @@ export class Producer {
           ],
     );
     return { jobs, uses };
+  }
+
+  /**
+   * Resolves once each account's claims and jobs are on its replicas (ReplicaWaits), so that a
+   * producer told "enqueued" may forget its copy; NotReplicatedError otherwise.
+   */
+  async #replicated(envelopes: readonly JobEnvelope[]): Promise<void> {
+    const accounts = new Set(envelopes.map((e) => e.account));
+    await Promise.all([...accounts].map((a) => this.#replicas.ensure(a)));
   }
 
   /** Adds the jobs, a chunk and an account per addBulk, each in its enqueue span. */

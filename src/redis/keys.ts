@@ -46,6 +46,15 @@ export function backlogKey(space: Keyspace, account: string): string {
   return `${space.prefix}:needs-reconciliation:${accountTag(space, account)}`;
 }
 
+/**
+ * A short-lived key of the account's slot, written just before a `WAIT`: the write sets the
+ * connection's replication offset to the master's, so the `WAIT` covers every write the master
+ * took before it, from any connection (a `WAIT` counts only up to its own connection's last write).
+ */
+export function replicationMarkKey(space: Keyspace, account: string): string {
+  return `${space.prefix}:replicated:${accountTag(space, account)}`;
+}
+
 /** The fingerprint of the request stored under a job id (its account and idempotency key). */
 export function fingerprintKey(space: Keyspace, account: string, jobId: string): string {
   return `${space.prefix}:fp:${accountTag(space, account)}:${jobId}`;

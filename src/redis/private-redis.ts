@@ -69,7 +69,8 @@ export async function startPrivateRedis(
     url,
     stop() {
       stopping ??= (async () => {
-        if (child.exitCode === null) {
+        // A server killed by a signal has no exit code, only its signal: it is gone too.
+        if (child.exitCode === null && child.signalCode === null) {
           const gone = new Promise((resolve) => child.once("exit", resolve));
           child.kill("SIGTERM");
           await gone;

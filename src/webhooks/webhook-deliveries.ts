@@ -3,12 +3,15 @@ import { type Job, Queue, type Telemetry } from "bullmq";
 import type { RedisConnection } from "../redis/connection.js";
 import { webhookEndpointKey } from "../redis/keys.js";
 
+/** The webhook delivery queue's hash tag on a cluster, where its keys share one slot. */
+export const WEBHOOK_TAG = "webhooks";
+
 /**
  * The webhook delivery queue's name: on a cluster it is its own hash tag, so the queue's keys
  * share one slot (the queue is one, for every account: docs/scaling.md).
  */
 export function webhookQueueName(cluster: boolean): string {
-  return cluster ? "{webhooks}" : "webhooks";
+  return cluster ? `{${WEBHOOK_TAG}}` : WEBHOOK_TAG;
 }
 /** A delivery job's id: its event's id (the envelope's, or an earlier bare result's stream entry), prefixed. */
 export const deliveryJobId = (eventId: string): string => `wh_${eventId}`;

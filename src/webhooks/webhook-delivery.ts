@@ -99,6 +99,7 @@ export async function startWebhooks(options: WebhookDeliveryOptions): Promise<Ru
   await worker.waitUntilReady();
   const relay = new WebhookRelay({
     connection: options.connection,
+    prefix: options.prefix,
     streams: options.streams,
     queue: deliveries.queue,
     logger,

@@ -3,7 +3,9 @@ import type { JobsOptions, Queue } from "bullmq";
 import type { Logger } from "../logger.js";
 import type { RedisConnection } from "../redis/connection.js";
 import { watchRedisErrors } from "../redis/errors.js";
-import { deliveryJobId } from "./webhook-deliveries.js";
+import { keyspace } from "../redis/keys.js";
+import { ReplicaWaits } from "../redis/replica-waits.js";
+import { deliveryJobId, WEBHOOK_TAG } from "./webhook-deliveries.js";
 
 export const WEBHOOK_GROUP = "webhooks";
 /** An entry another relay read but never acknowledged (it died) is taken over after this long. */
@@ -23,6 +25,8 @@ export interface ResultStreamSource {
 }
 
 export interface WebhookRelayOptions extends ResultStreamSource {
+  /** Redis key prefix (config.redisPrefix). */
+  readonly prefix: string;
   readonly queue: Queue;
   /** Each delivery job's attempts, backoff and retention. */
   readonly jobOptions: JobsOptions;
@@ -41,6 +45,7 @@ export class WebhookRelay {
   readonly #options: WebhookRelayOptions;
   readonly #reader: RedisConnection;
   readonly #consumer = `${hostname()}-${process.pid}`;
+  readonly #replicas: ReplicaWaits;
   #running = false;
   #loop: Promise<void> | undefined;
 
@@ -50,6 +55,10 @@ export class WebhookRelay {
       options.connection.duplicate(),
       options.logger,
       "webhook relay",
+    );
+    this.#replicas = new ReplicaWaits(
+      options.connection,
+      keyspace(options.prefix, options.connection.isCluster),
     );
   }
 
@@ -136,6 +145,9 @@ export class WebhookRelay {
           opts: { ...this.#options.jobOptions, jobId: deliveryJobId(delivery.eventId) },
         })),
       );
+      // Acknowledged only once a failover would keep the deliveries: they live on another
+      // shard than the stream, so a lost delivery would otherwise be a webhook never sent.
+      await this.#replicas.ensure(WEBHOOK_TAG);
     }
     if (entries.length > 0) {
       await this.#options.connection.xack(stream, WEBHOOK_GROUP, ...entries.map(([id]) => id));

@@ -17,6 +17,7 @@ import {
   legacyJobKeys,
   rateKeys,
   replayLockKey,
+  replicationMarkKey,
   resultMarkerKey,
   resultsStreamKey,
 } from "../../src/redis/keys.js";
@@ -92,6 +93,7 @@ function keysOf(prefix: string, account: string): string[] {
     accountPauseKey(space, account),
     replayLockKey(space, account, "j1"),
     lanePassKey(space, account),
+    replicationMarkKey(space, account),
     jobHoldKey(space, account, "j1"),
     `${queue}:wait`,
     `${queue}:active`,

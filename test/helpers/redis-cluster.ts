@@ -16,7 +16,8 @@ export interface LocalCluster {
 /**
  * A real Redis Cluster from the machine's redis-server: `masters` masters with `replicas`
  * replicas each, on free loopback ports in temporary directories, joined by
- * `redis-cli --cluster create`. Ready when every node says `cluster_state:ok`.
+ * `redis-cli --cluster create`. Ready when every node says `cluster_state:ok` and every replica's
+ * link to its master is up.
  */
 export async function startLocalCluster(masters = 3, replicas = 1): Promise<LocalCluster> {
   const settings = [
@@ -64,7 +65,11 @@ async function waitForClusterOk(url: string): Promise<void> {
     const deadline = Date.now() + 30_000;
     for (;;) {
       const info = await client.cluster("INFO");
-      if (String(info).includes("cluster_state:ok")) return;
+      // A replica counts once its link to its master is up: until then WAIT cannot count it.
+      const replication = await client.info("replication");
+      const linked =
+        !replication.includes("role:slave") || replication.includes("master_link_status:up");
+      if (String(info).includes("cluster_state:ok") && linked) return;
       if (Date.now() > deadline) throw new Error(`cluster not ok at ${url}: ${info}`);
       await new Promise((r) => setTimeout(r, 100));
     }

@@ -18,6 +18,7 @@ describe("the webhook relay over one stream per account (a cluster's layout)", (
     const streams = [`${redis.prefix}:results:{alpha}`, `${redis.prefix}:results:{beta}`];
     const relay = new WebhookRelay({
       connection,
+      prefix: redis.prefix,
       streams,
       logger: createLogger("silent"),
       queue,
