@@ -1,3 +1,4 @@
+import { Coalescer } from "./coalescer.js";
 import type { RedisConnection } from "./connection.js";
 import { type Keyspace, replicationMarkKey } from "./keys.js";
 import { MARK_AND_COUNT_REPLICAS } from "./scripts/mark-and-count-replicas.js";
@@ -39,6 +40,8 @@ export class ReplicaWaits {
   readonly #redis: CountingRedis;
   readonly #space: Keyspace;
   readonly #timeoutMs: number;
+  /** One wait at a time a tag; callers that arrive meanwhile share the next (see #wait). */
+  readonly #waits = new Map<string, Coalescer<undefined, Acknowledged | undefined>>();
 
   constructor(redis: RedisConnection, space: Keyspace, timeoutMs = REPLICA_WAIT_MS) {
     defineScripts(redis, MARK_AND_COUNT_REPLICAS);
@@ -49,8 +52,9 @@ export class ReplicaWaits {
 
   /**
    * True once every replica online at the master of `tag`'s slot has acknowledged the writes
-   * made there so far (`tag`: an account's alias, or the webhook queue's tag); true at once on a single Redis, or on a master without replicas (it
-   * cannot fail over: it can only restart from its own disk, as a single Redis does).
+   * made there so far (`tag`: an account's alias, or the webhook queue's tag); true at once on
+   * a single Redis, or on a master without replicas (it cannot fail over: it can only restart
+   * from its own disk, as a single Redis does).
    */
   async replicated(tag: string): Promise<boolean> {
     const wait = await this.#wait(tag);
@@ -64,9 +68,27 @@ export class ReplicaWaits {
       throw new NotReplicatedError(wait.acked, wait.online);
   }
 
-  /** How many replicas are online at the tag's master, and how many acknowledged; none to ask: undefined. */
-  async #wait(tag: string): Promise<{ acked: number; online: number } | undefined> {
-    if (!this.#space.cluster) return undefined;
+  /**
+   * How many replicas are online at the tag's master, and how many acknowledged; none to ask:
+   * undefined. `WAIT` holds its connection until it answers, so the callers that arrive while
+   * one waits share the next wait instead of queueing one each (it starts after their writes,
+   * so it covers them): a lagging replica holds the connection about a second at a time, not a
+   * second a caller.
+   */
+  #wait(tag: string): Promise<Acknowledged | undefined> {
+    if (!this.#space.cluster) return Promise.resolve(undefined);
+    let waits = this.#waits.get(tag);
+    if (!waits) {
+      waits = new Coalescer(async (callers) => {
+        const acknowledged = await this.#waitOnce(tag);
+        return callers.map(() => acknowledged);
+      }, Number.POSITIVE_INFINITY);
+      this.#waits.set(tag, waits);
+    }
+    return waits.add(undefined);
+  }
+
+  async #waitOnce(tag: string): Promise<Acknowledged | undefined> {
     const key = replicationMarkKey(this.#space, tag);
     const keepMs = String(10 * this.#timeoutMs);
     const online = Number(await this.#redis.moneyqMarkAndCountReplicas(key, keepMs));
@@ -77,4 +99,9 @@ export class ReplicaWaits {
     if (error) throw error;
     return { acked: Number(acked), online };
   }
+}
+
+interface Acknowledged {
+  readonly acked: number;
+  readonly online: number;
 }
