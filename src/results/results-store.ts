@@ -9,7 +9,6 @@ import {
   resultMarkerKey,
   resultsStreamKey,
 } from "../redis/keys.js";
-import { ReplicaWaits } from "../redis/replica-waits.js";
 import { EMIT_RESULTS } from "../redis/scripts/emit-results.js";
 import { FORGET_RESULT } from "../redis/scripts/forget-result.js";
 import { defineScripts } from "../redis/scripts/script.js";
@@ -49,7 +48,6 @@ export class ResultsStore {
   readonly #redis: EmittingRedis;
   readonly #options: ResultsStoreOptions;
   readonly #emissions: Coalescer<JobResult, boolean>;
-  readonly #replicas: ReplicaWaits;
 
   constructor(redis: RedisConnection, options: ResultsStoreOptions) {
     defineScripts(redis, EMIT_RESULTS, FORGET_RESULT);
@@ -57,7 +55,6 @@ export class ResultsStore {
     this.#options = options;
     this.keyspace = keyspace(options.prefix, redis.isCluster);
     this.#emissions = new Coalescer((results) => this.#emitMany(results), MAX_RESULTS_PER_CALL);
-    this.#replicas = new ReplicaWaits(redis, this.keyspace);
   }
 
   /** The stream `account`'s results and events are appended to. */
@@ -76,10 +73,9 @@ export class ResultsStore {
   }
 
   /**
-   * Records `result` as the job's terminal result; false if the job already had one. On a
-   * cluster it resolves once the account's replicas have the result (else NotReplicatedError:
-   * the job's attempt fails, and its next finds the result recorded), so a job never ends
-   * before its result would outlive a failover.
+   * Records `result` as the job's terminal result; false if the job already had one. Not
+   * waited for on a cluster's replicas: a failover that loses it loses the job's completion,
+   * written after it, too (docs/scaling.md, "What a failover can lose").
    */
   emit(result: JobResult): Promise<boolean> {
     return this.#emissions.add(result);
@@ -127,7 +123,6 @@ export class ResultsStore {
       );
     }
     const added = await this.#redis.moneyqEmitResults(keys.length, ...keys, ...args);
-    await this.#replicas.ensure((results[0] as JobResult).account);
     return added.map((n) => n === 1);
   }
 

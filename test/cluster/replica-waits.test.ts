@@ -89,6 +89,31 @@ describe("writes a failover must not lose wait for the replicas", () => {
     expect((await vaRequests()) - before).toBe(1);
   });
 
+  it("tells an operator an account is paused only once the replica has the pause", async () => {
+    await stopReplica();
+    const refused = await own
+      .workers()
+      .pauses.pause("default", "maintenance")
+      .catch((e: unknown) => e);
+    expect(refused).toMatchObject({ code: "redis_not_replicated" });
+    await continueReplicas();
+    await waitFor(
+      () =>
+        own
+          .workers()
+          .pauses.pause("default", "maintenance")
+          .then(
+            () => true,
+            () => false,
+          ),
+      (paused) => paused,
+      15_000,
+      "the pause acknowledged once the replica is back",
+    );
+    expect((await own.workers().pauses.list()).map((p) => p.account)).toEqual(["default"]);
+    await own.workers().pauses.resume("default");
+  });
+
   it("sends a keyless request only once its sent record is on the replica", async () => {
     const before = await vaRequests();
     const due = Date.now() + 1_500;

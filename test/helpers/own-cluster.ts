@@ -6,10 +6,11 @@ import { afterAll, beforeAll } from "vitest";
 import { type Config, loadConfig } from "../../src/config.js";
 import { createLogger } from "../../src/logger.js";
 import { type RunningWorkers, startWorkers } from "../../src/processors/start-workers.js";
-import { Producer } from "../../src/queues/producer.js";
+import type { Producer } from "../../src/queues/producer.js";
 import { createRedis } from "../../src/redis/connection.js";
 import { keyspace, resultsStreamKey } from "../../src/redis/keys.js";
 import { JobResult } from "../../src/results/job-result.js";
+import { producerFor } from "./pipeline.js";
 import { type LocalCluster, startLocalCluster } from "./redis-cluster.js";
 import { type TestSandbox, useSandbox } from "./sandbox.js";
 
@@ -55,14 +56,7 @@ export function useOwnCluster(env: Record<string, string> = {}): OwnCluster {
       ...env,
     });
     connection = createRedis(config.redisUrl, createLogger("silent"), "test") as Cluster;
-    producer = new Producer({
-      connection,
-      prefix: config.redisPrefix,
-      accounts: config.accounts.map((a) => a.alias),
-      maxAttempts: config.pipeline.maxAttempts,
-      retentionMs: config.pipeline.retentionMs,
-      profile: config.provider,
-    });
+    producer = producerFor(config, connection);
     workers = await startWorkers({
       config,
       connection,

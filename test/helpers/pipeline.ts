@@ -12,6 +12,18 @@ import { useTestRedis } from "./redis.js";
 import { type TestSandbox, useSandbox } from "./sandbox.js";
 import { waitFor } from "./wait-until.js";
 
+/** A producer as the service builds one from `config`. */
+export function producerFor(config: Config, connection: RedisConnection): Producer {
+  return new Producer({
+    connection,
+    prefix: config.redisPrefix,
+    accounts: config.accounts.map((a) => a.alias),
+    maxAttempts: config.pipeline.maxAttempts,
+    retentionMs: config.pipeline.retentionMs,
+    profile: config.provider,
+  });
+}
+
 export interface PipelineHarness {
   readonly sb: TestSandbox;
   readonly redis: ReturnType<typeof useTestRedis>;
@@ -82,14 +94,7 @@ export function usePipeline(
     };
     config = loadConfig(fullEnv);
     connection = redis.connect();
-    producer = new Producer({
-      connection,
-      prefix: config.redisPrefix,
-      accounts: config.accounts.map((a) => a.alias),
-      maxAttempts: config.pipeline.maxAttempts,
-      retentionMs: config.pipeline.retentionMs,
-      profile: config.provider,
-    });
+    producer = producerFor(config, connection);
     if (options.startWorkers !== false) workers = await start();
   });
   afterAll(async () => {
