@@ -586,11 +586,12 @@ export class Batches {
 
   /** Which of `accounts` have a batch `batchId`, in their order. */
   async accountsWith(batchId: string, accounts: readonly string[]): Promise<string[]> {
-    if (accounts.length === 0) return [];
-    const pipeline = this.#redis.pipeline();
-    for (const account of accounts) pipeline.exists(this.#store.keys(account, batchId).meta);
-    const found = (await pipeline.exec()) ?? [];
-    return accounts.filter((_, i) => found[i]?.[1] === 1);
+    // One command an account: on a cluster the accounts' keys lie in different slots, which
+    // one pipeline cannot span.
+    const found = await Promise.all(
+      accounts.map((account) => this.#redis.exists(this.#store.keys(account, batchId).meta)),
+    );
+    return accounts.filter((_, i) => found[i] === 1);
   }
 
   /** Every row's report line, in row order, read in chunks. */
