@@ -1,6 +1,7 @@
 import { Queue, type Telemetry } from "bullmq";
 import type { RedisConnection } from "../redis/connection.js";
 import { type Keyspace, keyspace } from "../redis/keys.js";
+import { closeOnceReady } from "./close-queue.js";
 import { accountQueueName } from "./queue-names.js";
 
 /**
@@ -52,6 +53,6 @@ export class AccountQueues {
   async close(): Promise<void> {
     const queues = [...this.#queues.values()];
     this.#queues.clear();
-    await Promise.allSettled(queues.map((q) => q.close()));
+    await Promise.allSettled(queues.map(closeOnceReady));
   }
 }

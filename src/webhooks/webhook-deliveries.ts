@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { type Job, Queue, type Telemetry } from "bullmq";
+import { closeOnceReady } from "../queues/close-queue.js";
 import type { RedisConnection } from "../redis/connection.js";
 import { webhookEndpointKey } from "../redis/keys.js";
 
@@ -117,7 +118,7 @@ export class WebhookDeliveries {
 
   /** Idempotent. */
   close(): Promise<void> {
-    this.#closing ??= this.queue.close();
+    this.#closing ??= closeOnceReady(this.queue);
     return this.#closing;
   }
 }

@@ -1,0 +1,25 @@
+import type { Queue } from "bullmq";
+
+/** How long a close waits for a queue's start-up check before closing it anyway. */
+const READY_WAIT_MS = 2_000;
+
+/**
+ * Closes a queue once its start-up (BullMQ's check of the Redis version) has ended. A queue on
+ * a shared connection, closed during that check, drops its error listeners, and the check then
+ * fails as the connection closes, with no one listening: an unhandled error that ends the
+ * process (taskforcesh/bullmq#3546). A short CLI command on a Redis Cluster met it.
+ */
+export async function closeOnceReady(queue: Queue): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const waited = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, READY_WAIT_MS);
+  });
+  try {
+    await Promise.race([queue.waitUntilReady().then(() => undefined), waited]);
+  } catch {
+    // Its start-up failed: nothing is left to wait for.
+  } finally {
+    clearTimeout(timer);
+  }
+  await queue.close();
+}
