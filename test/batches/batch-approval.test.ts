@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
 import { BatchStore } from "../../src/batches/batch-store.js";
-import { keyspace, resultsStreamKey } from "../../src/redis/keys.js";
 import { EventEnvelope } from "../../src/results/event-envelope.js";
 import { JobResult } from "../../src/results/job-result.js";
 import { ALPHA_TOKEN, BETA_TOKEN, bankCsv, batchFinished, useService } from "../helpers/service.js";
@@ -54,9 +53,7 @@ async function sentWith(keys: readonly string[]): Promise<number[]> {
 
 /** The stream's entries about one batch: its events, and its jobs' results. */
 async function streamOf(batchId: string) {
-  const entries = await h
-    .redis()
-    .xrange(resultsStreamKey(keyspace(h.config().redisPrefix), "any"), "-", "+");
+  const entries = await h.streamEntries();
   const events = entries
     .map(([, fields]) =>
       EventEnvelope.parse(JSON.parse(fields[fields.indexOf("event") + 1] as string)),

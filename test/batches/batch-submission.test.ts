@@ -7,7 +7,7 @@ import { BatchSubmissionBusyError } from "../../src/batches/batch-errors.js";
 import { csvRows } from "../../src/batches/batch-rows.js";
 import { Batches, type BatchesOptions } from "../../src/batches/batches.js";
 import type { Producer } from "../../src/queues/producer.js";
-import { batchKeys, keyspace } from "../../src/redis/keys.js";
+import { batchKeys } from "../../src/redis/keys.js";
 import { runCli } from "../helpers/cli.js";
 import { gate, hookedProducer } from "../helpers/hooks.js";
 import { ALPHA_TOKEN, BETA_TOKEN, bankCsv, until, useService } from "../helpers/service.js";
@@ -18,8 +18,7 @@ const h = useService();
 const submitApi = (token: string, batchId: string, csv: string) =>
   h.api("POST", `/v1/batches?kind=payout.bank&batchId=${batchId}`, { token, csv });
 const source = (csv: string) => csvRows(Readable.from([csv]), "payout.bank");
-const keysOf = (account: string, batchId: string) =>
-  batchKeys(keyspace(h.config().redisPrefix), account, batchId);
+const keysOf = (account: string, batchId: string) => batchKeys(h.space(), account, batchId);
 
 /** The service's producer, with `hook` run before each enqueue of a chunk of rows. */
 const hooked = (hook: (call: number) => Promise<void>): Producer =>
@@ -82,7 +81,7 @@ describe("a batch id holds one file", () => {
         ],
         h.env(),
       );
-      expect(cli.code).toBe(2);
+      expect(cli.code, cli.stderr).toBe(2);
       expect(cli.stderr).toContain("batch id payroll-reuse is already used by another file");
     } finally {
       await rm(file, { force: true });

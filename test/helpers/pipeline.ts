@@ -5,7 +5,7 @@ import { createLogger } from "../../src/logger.js";
 import { type RunningWorkers, startWorkers } from "../../src/processors/start-workers.js";
 import { Producer } from "../../src/queues/producer.js";
 import type { RedisConnection } from "../../src/redis/connection.js";
-import { keyspace, resultsStreamKey } from "../../src/redis/keys.js";
+import { type Keyspace, resultsStreamKey } from "../../src/redis/keys.js";
 import { JobResult } from "../../src/results/job-result.js";
 import type { SandboxAccountSeed, SandboxOptions } from "../../src/sandbox/index.js";
 import { useTestRedis } from "./redis.js";
@@ -29,6 +29,8 @@ export interface PipelineHarness {
   readonly redis: ReturnType<typeof useTestRedis>;
   config(): Config;
   connection(): RedisConnection;
+  /** The pipeline's keyspace (its prefix, on a cluster or a single Redis). */
+  space(): Keyspace;
   producer(): Producer;
   workers(): RunningWorkers;
   /** Starts (another set of) workers in this process. */
@@ -108,7 +110,7 @@ export function usePipeline(
   const cursors = new Map<string, string>();
   const results = async () => {
     const c = config as Config;
-    const space = keyspace(c.redisPrefix, (connection as RedisConnection).isCluster);
+    const space = redis.space(c.redisPrefix);
     const streams = new Set(c.accounts.map((a) => resultsStreamKey(space, a.alias)));
     for (const stream of streams) {
       const cursor = cursors.get(stream) ?? "-";
@@ -128,6 +130,7 @@ export function usePipeline(
     redis,
     config: () => config as Config,
     connection: () => connection as RedisConnection,
+    space: () => redis.space((config as Config).redisPrefix),
     producer: () => producer as Producer,
     workers: () => {
       if (!workers) throw new Error("workers not started");

@@ -1,8 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, inject } from "vitest";
 import { createLogger } from "../../src/logger.js";
+import { isClusterUrl } from "../../src/net/redis-url.js";
 import { createRedis, type RedisConnection } from "../../src/redis/connection.js";
-import { keyspace } from "../../src/redis/keys.js";
+import { type Keyspace, keyspace } from "../../src/redis/keys.js";
 import { scanKeys } from "../../src/redis/scan-keys.js";
 
 /** A single Redis's keyspace, for names that depend only on the kind of Redis (queue names). */
@@ -12,6 +13,8 @@ export interface TestRedis {
   readonly url: string;
   /** Unique to the calling test file: every key the file writes starts with it. */
   readonly prefix: string;
+  /** The keyspace under `prefix` (the file's own by default) on this Redis, cluster or not. */
+  space(prefix?: string): Keyspace;
   /** A new connection (to a cluster under `npm run test:cluster`), closed after the file's tests. */
   connect(): RedisConnection;
   /** Keys under the prefix. */
@@ -51,6 +54,7 @@ export function useTestRedis(label = "t"): TestRedis {
   return {
     url,
     prefix,
+    space: (under = prefix) => keyspace(under, isClusterUrl(url)),
     connect() {
       const connection = open();
       opened.push(connection);

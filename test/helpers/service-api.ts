@@ -7,7 +7,6 @@ import { DeadLetters } from "../../src/queues/dead-letters.js";
 import { JobControls } from "../../src/queues/job-controls.js";
 import { accountQueueName } from "../../src/queues/queue-names.js";
 import { WebhookDeliveries } from "../../src/webhooks/webhook-deliveries.js";
-import { singleRedis } from "./redis.js";
 import type { ServiceHarness } from "./service.js";
 
 /**
@@ -21,7 +20,7 @@ export function serviceApi(h: ServiceHarness, parts: Partial<ApiDeps> = {}) {
   const queues = new Map(
     service.accounts.map((a) => [
       a.alias,
-      new Queue(accountQueueName(singleRedis, a.alias), { connection: h.redis(), prefix }),
+      new Queue(accountQueueName(h.space(), a.alias), { connection: h.redis(), prefix }),
     ]),
   );
   const webhooks = new WebhookDeliveries(h.redis(), prefix);

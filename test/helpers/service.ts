@@ -2,6 +2,7 @@ import { afterAll, beforeAll } from "vitest";
 import { type Config, loadConfig } from "../../src/config.js";
 import { createLogger } from "../../src/logger.js";
 import type { RedisConnection } from "../../src/redis/connection.js";
+import { type Keyspace, resultsStreamKey } from "../../src/redis/keys.js";
 import { type Service, startService } from "../../src/service/start-service.js";
 import { useTestRedis } from "./redis.js";
 import { type TestSandbox, useSandbox } from "./sandbox.js";
@@ -20,6 +21,10 @@ export interface ServiceHarness {
   env(): Record<string, string>;
   /** A connection to the service's Redis, closed after the file's tests. */
   redis(): RedisConnection;
+  /** The service's keyspace (its prefix, on a cluster or a single Redis). */
+  space(): Keyspace;
+  /** Every entry of the results stream: of both accounts' streams on a cluster, each in order. */
+  streamEntries(): Promise<[string, string[]][]>;
   /** Calls the API over its real port; `csv` sends a text/csv body. */
   api(
     method: string,
@@ -87,6 +92,15 @@ export function useService(env: Record<string, string> = {}): ServiceHarness {
     redis: () => {
       connection ??= redis.connect();
       return connection;
+    },
+    space: () => redis.space(fullEnv.MONEYQ_REDIS_PREFIX),
+    async streamEntries() {
+      const space = redis.space(fullEnv.MONEYQ_REDIS_PREFIX);
+      const streams = new Set(["alpha", "beta"].map((a) => resultsStreamKey(space, a)));
+      connection ??= redis.connect();
+      const entries: [string, string[]][] = [];
+      for (const stream of streams) entries.push(...(await connection.xrange(stream, "-", "+")));
+      return entries;
     },
     async api(method, path, options = {}) {
       const headers: Record<string, string> = { ...options.headers };

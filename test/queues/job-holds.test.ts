@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-import { keyspace, resultsStreamKey } from "../../src/redis/keys.js";
 import { EventEnvelope } from "../../src/results/event-envelope.js";
 import { bankJob } from "../fixtures/batches.js";
 import { ALPHA_TOKEN, until, useService } from "../helpers/service.js";
@@ -29,7 +28,7 @@ const sentWith = async (key: string) =>
     (r: { idempotencyKey?: string }) => r.idempotencyKey === key,
   ).length;
 const eventsOf = async (jobId: string) =>
-  (await h.redis().xrange(resultsStreamKey(keyspace(h.config().redisPrefix), "any"), "-", "+"))
+  (await h.streamEntries())
     .map(([, f]) => EventEnvelope.parse(JSON.parse(f[f.indexOf("event") + 1] as string)))
     .filter((e) => e.data.jobId === jobId)
     .map((e) => e.type);

@@ -15,17 +15,11 @@ import {
   requestFingerprint,
 } from "../../src/queues/request-fingerprint.js";
 import type { RedisConnection } from "../../src/redis/connection.js";
-import {
-  batchKeys,
-  bullKeys,
-  fingerprintKey,
-  keyspace,
-  resultMarkerKey,
-} from "../../src/redis/keys.js";
+import { batchKeys, bullKeys, fingerprintKey, resultMarkerKey } from "../../src/redis/keys.js";
 import { ResultsStore } from "../../src/results/results-store.js";
 import { bankJob } from "../fixtures/batches.js";
 import { withHook } from "../helpers/hooks.js";
-import { singleRedis, useTestRedis } from "../helpers/redis.js";
+import { useTestRedis } from "../helpers/redis.js";
 
 // The stored fingerprint is checked against the job actually stored; no worker runs here, so
 // every job enqueued stays in its queue to be counted.
@@ -48,7 +42,7 @@ function producerOn(connection: RedisConnection = redis.connect()): Producer {
 }
 
 async function jobCount(): Promise<number> {
-  const queue = new Queue(accountQueueName(singleRedis, "alpha"), {
+  const queue = new Queue(accountQueueName(redis.space(), "alpha"), {
     connection: redis.connect(),
     prefix: redis.prefix,
   });
@@ -63,7 +57,7 @@ const job = (key: string, amount = 150, extra: Partial<JobInput> = {}): JobInput
   bankJob({ account: "alpha", idempotencyKey: key, ...extra }, { amount }) as JobInput;
 
 // Every job of these tests is alpha's.
-const fpKey = (jobId: string) => fingerprintKey(keyspace(redis.prefix), "alpha", jobId);
+const fpKey = (jobId: string) => fingerprintKey(redis.space(), "alpha", jobId);
 
 const csv = (rows: number, amount: number) =>
   [
@@ -126,9 +120,7 @@ describe("a batch whose row key holds another request", () => {
         }),
       ]);
       expect(await jobCount()).toBe(1);
-      expect(
-        await redis.connect().exists(batchKeys(keyspace(redis.prefix), "alpha", "pay-1").meta),
-      ).toBe(0);
+      expect(await redis.connect().exists(batchKeys(redis.space(), "alpha", "pay-1").meta)).toBe(0);
     }
   });
 
@@ -220,10 +212,10 @@ describe("the fingerprint is checked against the stored job", () => {
       account: "alpha",
       jobId,
       jobKey: bullKeys.job(
-        bullKeys.queue(redis.prefix, accountQueueName(singleRedis, "alpha")),
+        bullKeys.queue(redis.prefix, accountQueueName(redis.space(), "alpha")),
         jobId,
       ),
-      markerKey: resultMarkerKey(keyspace(redis.prefix), "alpha", jobId),
+      markerKey: resultMarkerKey(redis.space(), "alpha", jobId),
       fingerprint: requestFingerprint(envelope),
     };
     await new RequestFingerprints(connection, redis.prefix, 2 * RETENTION_MS).claim([entry], true);

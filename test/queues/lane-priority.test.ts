@@ -6,7 +6,6 @@ import { LANE_PRIORITY } from "../../src/queues/lanes.js";
 import { accountQueueName } from "../../src/queues/queue-names.js";
 import { payoutBatch } from "../fixtures/batches.js";
 import { usePipeline } from "../helpers/pipeline.js";
-import { singleRedis } from "../helpers/redis.js";
 
 const p = usePipeline({}, { startWorkers: false });
 
@@ -26,7 +25,7 @@ describe("the lane a job is enqueued in", () => {
     const explicitBulk = await p
       .producer()
       .enqueue({ ...(bulkOne[0] as JobInput), priority: "bulk" });
-    const queue = new Queue(accountQueueName(singleRedis, "default"), {
+    const queue = new Queue(accountQueueName(p.space(), "default"), {
       connection: p.connection(),
       prefix: p.config().redisPrefix,
     });

@@ -7,7 +7,6 @@ import type { JobInput } from "../../src/queues/job-envelope.js";
 import { accountQueueName } from "../../src/queues/queue-names.js";
 import { payoutBatch } from "../fixtures/batches.js";
 import { usePipeline } from "../helpers/pipeline.js";
-import { singleRedis } from "../helpers/redis.js";
 
 const p = usePipeline({ MONEYQ_MAX_ATTEMPTS: "2" });
 
@@ -50,7 +49,7 @@ describe("producers", () => {
     expect(second.map((j) => j.jobId)).toEqual(first.map((j) => j.jobId));
     const results = (await p.waitForResults(3)).filter((r) => r.batchId === "twice");
     expect(results).toHaveLength(3);
-    const queue = new Queue(accountQueueName(singleRedis, "default"), {
+    const queue = new Queue(accountQueueName(p.space(), "default"), {
       connection: p.connection(),
       prefix: p.config().redisPrefix,
     });
@@ -64,7 +63,7 @@ describe("producers", () => {
     const [job] = payoutBatch("removed", 1);
     const { jobId, idempotencyKey } = await p.producer().enqueue(job as JobInput);
     const first = await p.resultOf(jobId);
-    const queue = new Queue(accountQueueName(singleRedis, "default"), {
+    const queue = new Queue(accountQueueName(p.space(), "default"), {
       connection: p.connection(),
       prefix: p.config().redisPrefix,
     });
@@ -122,7 +121,7 @@ describe("producers", () => {
     expect((noKey as EnqueueValidationError).message).toBe(
       "job: idempotencyKey: required unless batchId and reference are given",
     );
-    const queue = new Queue(accountQueueName(singleRedis, "default"), {
+    const queue = new Queue(accountQueueName(p.space(), "default"), {
       connection: p.connection(),
       prefix: p.config().redisPrefix,
     });

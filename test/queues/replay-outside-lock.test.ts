@@ -5,7 +5,6 @@ import { accountQueueName } from "../../src/queues/queue-names.js";
 import { ReplayConflictError } from "../../src/queues/replay-conflict-error.js";
 import type { ResultsStore } from "../../src/results/results-store.js";
 import { bankJob } from "../fixtures/batches.js";
-import { singleRedis } from "../helpers/redis.js";
 import { until, useService } from "../helpers/service.js";
 
 // One attempt a job, so a provider error makes a dead letter at once.
@@ -29,7 +28,7 @@ describe("a replay raced by something outside its lock", () => {
       await h.sb.control("DELETE", "/accounts/acct_alpha/faults");
     }
     const prefix = h.config().redisPrefix;
-    const queue = new Queue(accountQueueName(singleRedis, "alpha"), {
+    const queue = new Queue(accountQueueName(h.space(), "alpha"), {
       connection: h.redis(),
       prefix,
     });

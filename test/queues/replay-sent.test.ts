@@ -6,7 +6,6 @@ import { LANE_PRIORITY } from "../../src/queues/lanes.js";
 import { accountQueueName } from "../../src/queues/queue-names.js";
 import { ReplayConflictError } from "../../src/queues/replay-conflict-error.js";
 import { usePipeline } from "../helpers/pipeline.js";
-import { singleRedis } from "../helpers/redis.js";
 
 // Replays of kinds without an idempotency key, and the lane a replay goes back to.
 const p = usePipeline({ MONEYQ_MAX_ATTEMPTS: "2" });
@@ -19,7 +18,7 @@ const walletRequests = async (accountId: string): Promise<number> =>
 const letters = () => new DeadLetters(p.connection(), p.config().redisPrefix, p.workers().results);
 
 const jobOf = async (jobId: string): Promise<Job> => {
-  const queue = new Queue(accountQueueName(singleRedis, "default"), {
+  const queue = new Queue(accountQueueName(p.space(), "default"), {
     connection: p.connection(),
     prefix: p.config().redisPrefix,
   });

@@ -5,7 +5,6 @@ import { LANE_PRIORITY } from "../../src/queues/lanes.js";
 import { accountQueueName } from "../../src/queues/queue-names.js";
 import { payoutBatch } from "../fixtures/batches.js";
 import { usePipeline } from "../helpers/pipeline.js";
-import { singleRedis } from "../helpers/redis.js";
 
 // A backlog an earlier release queued without priorities (BullMQ's wait list, fetched before
 // every lane) is moved into its lanes when workers start.
@@ -17,7 +16,7 @@ const p = usePipeline(
 describe("jobs queued by a release before lanes", () => {
   it("are moved into their lanes at worker start: an urgent job does not wait behind them", async () => {
     const accountId = (await p.sb.control("GET", "/accounts")).body.data.accounts[0].accountId;
-    const queue = new Queue(accountQueueName(singleRedis, "default"), {
+    const queue = new Queue(accountQueueName(p.space(), "default"), {
       connection: p.connection(),
       prefix: p.config().redisPrefix,
     });
