@@ -1,0 +1,332 @@
+import { createHash } from "node:crypto";
+import { readdirSync } from "node:fs";
+import { Readable } from "node:stream";
+import { type Cluster, Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { csvRows } from "../../src/batches/batch-rows.js";
+import { Batches } from "../../src/batches/batches.js";
+import { migrateLegacyBatchKeys } from "../../src/batches/legacy-batch-keys.js";
+import { accountQueueName } from "../../src/queues/queue-names.js";
+import { RequestFingerprints } from "../../src/queues/request-fingerprint.js";
+import { bullKeys, resultMarkerKey } from "../../src/redis/keys.js";
+import type { Script } from "../../src/redis/scripts/script.js";
+import { bankJob } from "../fixtures/batches.js";
+import { hookedProducer } from "../helpers/hooks.js";
+import {
+  ALPHA_TOKEN,
+  BETA_TOKEN,
+  bankCsv,
+  batchFinished,
+  until,
+  useService,
+} from "../helpers/service.js";
+
+// Run by `npm run test:cluster` only: it needs the local cluster of test/setup/cluster-setup.ts.
+// Every Lua script of src/redis/scripts, found by reading the folder, so a new one is covered.
+const SCRIPT_DIR = new URL("../../src/redis/scripts/", import.meta.url);
+const SCRIPTS: Script[] = (
+  await Promise.all(
+    readdirSync(SCRIPT_DIR)
+      .filter((file) => file.endsWith(".ts"))
+      .map(async (file) => Object.values(await import(new URL(file, SCRIPT_DIR).href))),
+  )
+)
+  .flat()
+  .filter((v): v is Script => typeof v === "object" && v !== null && "lua" in v);
+// Batches written by a release before batches had accounts exist only on a single Redis.
+const SHA_OF_SHOWN = new Map(SCRIPTS.map((s) => [shownByMonitor(s.lua), sha1(s.lua)]));
+const SINGLE_REDIS_ONLY = new Set(["moneyqMoveLegacyBatch"]);
+
+const CHECKERS = { alpha: "tok_alpha_checker_0123456789", beta: "tok_beta_checker_01234567890" };
+const TOKENS = { alpha: ALPHA_TOKEN, beta: BETA_TOKEN };
+const SANDBOX_IDS = { alpha: "acct_alpha", beta: "acct_beta" };
+type Account = keyof typeof TOKENS;
+const ACCOUNTS: Account[] = ["alpha", "beta"];
+
+// One attempt a job, so a provider error makes a dead letter at once; a job over 5,000 NGN
+// waits for a second token's approval.
+const h = useService({
+  MONEYQ_MAX_ATTEMPTS: "1",
+  MONEYQ_API_TOKENS: JSON.stringify([
+    { name: "alpha-ops", token: ALPHA_TOKEN, accounts: ["alpha"] },
+    { name: "alpha-checker", token: CHECKERS.alpha, accounts: ["alpha"] },
+    { name: "beta-ops", token: BETA_TOKEN, accounts: ["beta"] },
+    { name: "beta-checker", token: CHECKERS.beta, accounts: ["beta"] },
+  ]),
+  MONEYQ_APPROVAL_POLICIES: JSON.stringify(
+    ACCOUNTS.map((account) => ({ account, jobsOver: { NGN: "5000" } })),
+  ),
+});
+
+/** A script call one master saw: the script's SHA1 and the keys it was given. */
+interface ScriptCall {
+  readonly sha: string;
+  readonly keys: readonly string[];
+}
+
+/** Every script call each master runs from now on, by its address (MONITOR on each). */
+const seen = new Map<string, ScriptCall[]>();
+const monitors: Redis[] = [];
+const masterOf = new Map<Account, string>();
+
+beforeAll(async () => {
+  const admin = h.redis() as Cluster;
+  // Each range of slots with its master's address.
+  const ranges = (await admin.cluster("SLOTS")).map(([from, to, master]) => ({
+    from,
+    to,
+    address: `${master?.[0]}:${master?.[1]}`,
+  }));
+  for (const account of ACCOUNTS) {
+    const slot = Number(await admin.cluster("KEYSLOT", `{${account}}`));
+    const range = ranges.find(({ from, to }) => slot >= from && slot <= to);
+    masterOf.set(account, range?.address ?? "none");
+  }
+  for (const address of new Set(ranges.map((r) => r.address))) {
+    const [host, port] = address.split(":");
+    const calls: ScriptCall[] = [];
+    seen.set(address, calls);
+    const monitor = await new Redis({ host, port: Number(port), lazyConnect: true }).monitor();
+    monitors.push(monitor);
+    monitor.on("monitor", (_time: string, args: string[]) => {
+      const call = scriptCallOf(args);
+      if (call) calls.push(call);
+    });
+  }
+});
+
+afterAll(async () => {
+  await Promise.allSettled(monitors.map((m) => m.disconnect()));
+});
+
+/** An EVALSHA or EVAL as MONITOR shows it; undefined for any other command. */
+function scriptCallOf(args: readonly string[]): ScriptCall | undefined {
+  const [command, body, count] = args;
+  const name = command?.toLowerCase();
+  if ((name !== "evalsha" && name !== "eval") || body === undefined) return undefined;
+  // ioredis sends a script's text (EVAL) the first time on each connection, then its SHA1.
+  const sha = name === "evalsha" ? body : (SHA_OF_SHOWN.get(body) ?? "unknown script");
+  return { sha, keys: args.slice(3, 3 + Number(count)) };
+}
+
+/**
+ * A script's text as ioredis's MONITOR parser hands it over: Redis quotes each byte as
+ * sdscatrepr does (\\, \", \n, \r, \t, \a, \b, \xHH), and ioredis takes back only \".
+ */
+function shownByMonitor(text: string): string {
+  const named: Record<number, string> = {
+    92: "\\\\",
+    34: '"',
+    10: "\\n",
+    13: "\\r",
+    9: "\\t",
+    7: "\\a",
+    8: "\\b",
+  };
+  let shown = "";
+  for (const byte of Buffer.from(text, "utf8"))
+    shown +=
+      named[byte] ??
+      (byte >= 32 && byte < 127
+        ? String.fromCharCode(byte)
+        : `\\x${byte.toString(16).padStart(2, "0")}`);
+  return shown;
+}
+
+function sha1(text: string): string {
+  return createHash("sha1").update(text).digest("hex");
+}
+
+/** A key's hash tag, as Redis Cluster reads it: what lies between the first '{' and the next '}'. */
+function hashTagOf(key: string): string | undefined {
+  const open = key.indexOf("{");
+  const close = key.indexOf("}", open + 1);
+  return open >= 0 && close > open + 1 ? key.slice(open + 1, close) : undefined;
+}
+
+const finished = (token: string, jobId: string) =>
+  until(
+    () => h.api("GET", `/v1/jobs/${jobId}`, { token }),
+    (r) => r.body?.result !== null && r.body?.result !== undefined,
+  );
+
+/** Runs, for one account, the work that calls every script: jobs, a batch, holds, replays. */
+async function exerciseEveryScript(account: Account): Promise<void> {
+  const token = TOKENS[account];
+  const enqueue = async (body: unknown) => {
+    const answer = await h.api("POST", "/v1/jobs", { token, body });
+    expect(answer.status).toBe(202);
+    return answer.body.jobId as string;
+  };
+  // A payout, and a kind without an idempotency key (its "sent" record).
+  for (const jobId of [
+    await enqueue(bankJob({ idempotencyKey: `every-${account}-payout` })),
+    await enqueue({
+      kind: "collection.virtual-account",
+      idempotencyKey: `every-${account}-va`,
+      request: { body: { amount: 1000, validFor: 30 } },
+    }),
+  ])
+    expect((await finished(token, jobId)).body.result.result).toBe("succeeded");
+
+  // A job over the account's amount, approved by a second token.
+  const held = await enqueue(
+    bankJob({ idempotencyKey: `every-${account}-held` }, { amount: 6_000 }),
+  );
+  const approved = await h.api("POST", `/v1/jobs/${held}/approve`, { token: CHECKERS[account] });
+  expect(approved.status).toBe(200);
+  expect((await finished(token, held)).body.result.result).toBe("succeeded");
+
+  await submitBatchRenewingItsLease(account);
+  await cancelScheduledBatch(account);
+  await replayDeadLetter(account);
+  await pauseOn429(account);
+}
+
+/** A batch whose submission stalls past a third of its lease, so the lease is renewed. */
+async function submitBatchRenewingItsLease(account: Account): Promise<void> {
+  const leaseMs = 300;
+  const batches = new Batches({
+    connection: h.redis(),
+    prefix: h.config().redisPrefix,
+    producer: hookedProducer(h.service().producer, async () => {
+      await new Promise((r) => setTimeout(r, leaseMs));
+    }),
+    results: h.service().results,
+    submitLeaseMs: leaseMs,
+  });
+  const batchId = `every-${account}`;
+  const submitted = await batches.submit({
+    account,
+    kind: "payout.bank",
+    batchId,
+    source: csvRows(Readable.from([bankCsv(`every-${account}`, 3)]), "payout.bank"),
+  });
+  expect(submitted.created).toBe(true);
+  const done = await batchFinished(h, TOKENS[account], batchId);
+  expect(done.body).toMatchObject({ account, state: "completed", counts: { succeeded: 3 } });
+}
+
+async function cancelScheduledBatch(account: Account): Promise<void> {
+  const token = TOKENS[account];
+  const batchId = `every-${account}-later`;
+  const notBefore = new Date(Date.now() + 60_000).toISOString();
+  const query = `kind=payout.bank&batchId=${batchId}&notBefore=${encodeURIComponent(notBefore)}`;
+  const csv = bankCsv(`every-${account}-later`, 2);
+  expect((await h.api("POST", `/v1/batches?${query}`, { token, csv })).status).toBe(202);
+  const cancelled = await h.api("POST", `/v1/batches/${batchId}/cancel`, { token });
+  expect(cancelled.status).toBe(200);
+  expect(cancelled.body).toMatchObject({ cancelled: 2, status: { state: "cancelled" } });
+}
+
+/** A payout refused by the provider is a dead letter (one attempt); replayed, it succeeds. */
+async function replayDeadLetter(account: Account): Promise<void> {
+  const token = TOKENS[account];
+  const faults = `/accounts/${SANDBOX_IDS[account]}/faults`;
+  await h.sb.control("PUT", faults, { body: { errorRate: 1 } });
+  let jobId: string;
+  try {
+    const answer = await h.api("POST", "/v1/jobs", {
+      token,
+      body: bankJob({ idempotencyKey: `every-${account}-dead` }),
+    });
+    jobId = answer.body.jobId;
+    await until(
+      () => h.api("GET", `/v1/jobs/${jobId}`, { token }),
+      (r) => r.body?.state === "failed" && r.body?.result !== null,
+    );
+  } finally {
+    await h.sb.control("DELETE", faults);
+  }
+  const replay = await h.api("POST", `/v1/dead-letters/${jobId}/replay`, { token });
+  expect(replay.status).toBe(202);
+  await until(
+    () => h.api("GET", `/v1/jobs/${jobId}`, { token }),
+    (r) => r.body?.result?.result === "succeeded",
+  );
+}
+
+/** The provider allows one request a second and answers the next 429 with Retry-After: 1. */
+async function pauseOn429(account: Account): Promise<void> {
+  const token = TOKENS[account];
+  const faults = `/accounts/${SANDBOX_IDS[account]}/faults`;
+  await h.sb.control("PUT", faults, {
+    body: { rateLimitPerSecond: 1, rateLimitRetryAfterSeconds: 1 },
+  });
+  try {
+    const jobs = await Promise.all(
+      [1, 2, 3].map(async (n) => {
+        const body = bankJob({ idempotencyKey: `every-${account}-429-${n}` });
+        return (await h.api("POST", "/v1/jobs", { token, body })).body.jobId as string;
+      }),
+    );
+    for (const jobId of jobs) await finished(token, jobId);
+    const limited = (await h.sb.control("GET", "/requests")).body.data.requests.filter(
+      (r: { rateLimited?: boolean; accountId: string }) =>
+        r.rateLimited && r.accountId === SANDBOX_IDS[account],
+    );
+    expect(limited.length).toBeGreaterThan(0);
+  } finally {
+    await h.sb.control("DELETE", faults);
+  }
+}
+
+/** Gives back, for both accounts in one call, fingerprint claims whose jobs were never added. */
+async function releaseUnusedClaims(): Promise<void> {
+  const prefix = h.config().redisPrefix;
+  const fingerprints = new RequestFingerprints(h.redis(), prefix, 60_000);
+  const entries = ACCOUNTS.map((account) => ({
+    account,
+    jobId: `every-${account}-unused`,
+    jobKey: bullKeys.job(
+      bullKeys.queue(prefix, accountQueueName(h.space(), account)),
+      `every-${account}-unused`,
+    ),
+    markerKey: resultMarkerKey(h.space(), account, `every-${account}-unused`),
+    fingerprint: `fingerprint-of-${account}`,
+  }));
+  for (const e of entries) await h.redis().set(fingerprints.key(e.account, e.jobId), e.fingerprint);
+  await fingerprints.release(entries);
+  for (const e of entries)
+    expect(await h.redis().exists(fingerprints.key(e.account, e.jobId))).toBe(0);
+}
+
+describe("every Lua script on a Redis Cluster, with two accounts on two shards", () => {
+  it("the two accounts live on different masters", () => {
+    expect(new Set(masterOf.values()).size).toBe(2);
+    expect(SCRIPTS.length).toBeGreaterThan(10);
+  });
+
+  it("each script runs on each account's own master, given only that account's keys", async () => {
+    await Promise.all(ACCOUNTS.map(exerciseEveryScript));
+    await releaseUnusedClaims();
+
+    const prefix = h.config().redisPrefix;
+    const ours = (call: ScriptCall) => call.keys.some((k) => k.includes(prefix));
+    for (const [address, calls] of seen)
+      for (const call of calls.filter(ours)) {
+        // One hash tag for every key of a call: one account, one slot.
+        const tags = new Set(call.keys.map(hashTagOf));
+        expect(tags.size, `${address} ${call.keys.join(" ")}`).toBe(1);
+        const [tag] = tags;
+        expect(masterOf.get(tag as Account), `${tag} ran on ${address}`).toBe(address);
+      }
+    const missing: string[] = [];
+    for (const script of SCRIPTS.filter((s) => !SINGLE_REDIS_ONLY.has(s.name)))
+      for (const account of ACCOUNTS) {
+        const calls = seen.get(masterOf.get(account) as string) ?? [];
+        const ran = calls.some(
+          (c) => ours(c) && c.sha === sha1(script.lua) && hashTagOf(c.keys[0] ?? "") === account,
+        );
+        if (!ran) missing.push(`${script.name} (${account})`);
+      }
+    expect(missing).toEqual([]);
+  });
+
+  it("the move of batches written before accounts is a single Redis's only, and does nothing here", async () => {
+    expect(await migrateLegacyBatchKeys(h.redis(), h.config().redisPrefix)).toEqual({
+      moved: 0,
+      conflicts: [],
+    });
+  });
+});
