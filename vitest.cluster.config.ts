@@ -8,6 +8,7 @@ export default defineConfig({
       "test/cluster/**/*.test.ts",
       "test/batches/*.test.ts",
       "test/queues/*.test.ts",
+      "test/processors/account-isolation.test.ts",
       "test/processors/fault-batch.test.ts",
       "test/processors/rate-limit.test.ts",
       "test/processors/shared-pause.test.ts",

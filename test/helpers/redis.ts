@@ -3,7 +3,7 @@ import { afterAll, inject } from "vitest";
 import { createLogger } from "../../src/logger.js";
 import { isClusterUrl } from "../../src/net/redis-url.js";
 import { createRedis, type RedisConnection } from "../../src/redis/connection.js";
-import { type Keyspace, keyspace } from "../../src/redis/keys.js";
+import { type Keyspace, keyspace, resultsStreamKey } from "../../src/redis/keys.js";
 import { scanKeys } from "../../src/redis/scan-keys.js";
 
 /** A single Redis's keyspace, for names that depend only on the kind of Redis (queue names). */
@@ -15,6 +15,11 @@ export interface TestRedis {
   readonly prefix: string;
   /** The keyspace under `prefix` (the file's own by default) on this Redis, cluster or not. */
   space(prefix?: string): Keyspace;
+  /**
+   * Every entry of the results streams of `accounts` under `prefix` (the file's own by default):
+   * one stream on a single Redis, one per account on a cluster, each read in order.
+   */
+  resultEntries(accounts: readonly string[], prefix?: string): Promise<[string, string[]][]>;
   /** A new connection (to a cluster under `npm run test:cluster`), closed after the file's tests. */
   connect(): RedisConnection;
   /** Keys under the prefix. */
@@ -55,6 +60,13 @@ export function useTestRedis(label = "t"): TestRedis {
     url,
     prefix,
     space: (under = prefix) => keyspace(under, isClusterUrl(url)),
+    async resultEntries(accounts, under = prefix) {
+      const space = keyspace(under, isClusterUrl(url));
+      const entries: [string, string[]][] = [];
+      for (const stream of new Set(accounts.map((a) => resultsStreamKey(space, a))))
+        entries.push(...(await admin.xrange(stream, "-", "+")));
+      return entries;
+    },
     connect() {
       const connection = open();
       opened.push(connection);

@@ -16,12 +16,11 @@ import type { JobInput } from "../../src/queues/job-envelope.js";
 import { Producer } from "../../src/queues/producer.js";
 import { accountQueueName } from "../../src/queues/queue-names.js";
 import type { RedisConnection } from "../../src/redis/connection.js";
-import { keyspace, resultsStreamKey } from "../../src/redis/keys.js";
 import { JobResult } from "../../src/results/job-result.js";
 import { SHUTDOWN_BOUND_MS } from "../../src/service/start-service.js";
 import { bankPayout } from "../fixtures/batches.js";
 import { exitOf, spawnWorker } from "../helpers/cli.js";
-import { singleRedis, useTestRedis } from "../helpers/redis.js";
+import { useTestRedis } from "../helpers/redis.js";
 import { useSandbox } from "../helpers/sandbox.js";
 import { startScriptedServer } from "../helpers/scripted-server.js";
 import { until } from "../helpers/service.js";
@@ -41,6 +40,8 @@ const sb = useSandbox({
   ],
 });
 const redis = useTestRedis("iso");
+// Every account of these tests, for reading their results streams (one per account on a cluster).
+const ACCOUNTS = ["alpha", "beta", "default"];
 let config: Config;
 let connection: RedisConnection;
 let producer: Producer;
@@ -68,7 +69,7 @@ beforeAll(async () => {
     maxAttempts: config.pipeline.maxAttempts,
     retentionMs: config.pipeline.retentionMs,
   });
-  alphaQueue = new Queue(accountQueueName(singleRedis, "alpha"), {
+  alphaQueue = new Queue(accountQueueName(redis.space(), "alpha"), {
     connection,
     prefix: config.redisPrefix,
   });
@@ -113,7 +114,7 @@ async function addUnsendable(label: string, count: number): Promise<string[]> {
 async function resultsFor(ids: readonly string[], timeoutMs = 30_000): Promise<JobResult[]> {
   const wanted = new Set(ids);
   const read = async () =>
-    (await connection.xrange(resultsStreamKey(keyspace(config.redisPrefix), "any"), "-", "+"))
+    (await redis.resultEntries(ACCOUNTS, config.redisPrefix))
       .map(([, fields]) => JobResult.parse(JSON.parse(fields[1] as string)))
       .filter((r) => wanted.has(r.jobId));
   return waitFor(
@@ -238,7 +239,7 @@ describe("an account whose upstream hangs", () => {
       registry: new Registry(),
     });
     const betaResults = async (ids: ReadonlySet<string>) =>
-      (await connection.xrange(resultsStreamKey(keyspace(prefix), "any"), "-", "+"))
+      (await redis.resultEntries(ACCOUNTS, prefix))
         .map(([, fields]) => JobResult.parse(JSON.parse(fields[1] as string)))
         .filter((r) => ids.has(r.jobId));
     try {
@@ -344,9 +345,12 @@ describe("SIGTERM while requests hang", () => {
       expect(await exitOf(child)).toBe(0);
       expect(Date.now() - asked).toBeLessThan(GRACE_MS + SHUTDOWN_BOUND_MS);
       // The requests were ended, not answered: no job has a result, each is back in its queue.
-      const queue = new Queue(accountQueueName(singleRedis, "default"), { connection, prefix });
+      const queue = new Queue(accountQueueName(redis.space(prefix), "default"), {
+        connection,
+        prefix,
+      });
       try {
-        expect(await connection.xlen(resultsStreamKey(keyspace(prefix), "any"))).toBe(0);
+        expect(await redis.resultEntries(ACCOUNTS, prefix)).toEqual([]);
         const counts = await queue.getJobCounts("active", "wait", "delayed", "prioritized");
         expect(counts.active).toBe(0);
         expect((counts.wait ?? 0) + (counts.delayed ?? 0) + (counts.prioritized ?? 0)).toBe(
@@ -384,17 +388,15 @@ describe("SIGTERM while requests hang", () => {
       try {
         const results = await until(
           async () =>
-            (await connection.xrange(resultsStreamKey(keyspace(prefix), "any"), "-", "+")).map(
-              ([, fields]) => JobResult.parse(JSON.parse(fields[1] as string)),
+            (await redis.resultEntries(ACCOUNTS, prefix)).map(([, fields]) =>
+              JobResult.parse(JSON.parse(fields[1] as string)),
             ),
           (found) => found.length >= jobIds.length,
           20_000,
         );
         // Give a duplicate the time to show up.
         await new Promise((r) => setTimeout(r, 500));
-        expect(await connection.xlen(resultsStreamKey(keyspace(prefix), "any"))).toBe(
-          jobIds.length,
-        );
+        expect(await redis.resultEntries(ACCOUNTS, prefix)).toHaveLength(jobIds.length);
         expect(results.map((r) => r.jobId).sort()).toEqual([...jobIds].sort());
         expect(results.map((r) => r.result)).toEqual(Array(jobIds.length).fill("succeeded"));
       } finally {
