@@ -1,5 +1,6 @@
 import type { Cluster } from "ioredis";
 import { beforeAll, describe, expect, it } from "vitest";
+import { consumeResults, resultStreams } from "../../examples/results-consumer.js";
 import type { JobInput } from "../../src/queues/job-envelope.js";
 import { accountQueueName } from "../../src/queues/queue-names.js";
 import {
@@ -159,6 +160,30 @@ describe("two accounts on a Redis Cluster", () => {
       expect(onStream).toEqual(Array(151).fill(account));
     }
   }, 90_000);
+
+  it("the results consumer reads both accounts' streams: every result once, each account's in order", async () => {
+    const streams = resultStreams(p.config().redisPrefix, accounts, true);
+    const space = keyspace(p.config().redisPrefix, true);
+    expect(streams).toEqual(accounts.map((a) => resultsStreamKey(space, a)));
+    const written = await p.results();
+    const seen: { account: string; jobId: string }[] = [];
+    const done = new AbortController();
+    await consumeResults(p.connection(), {
+      streams,
+      group: "ledger",
+      consumer: "c1",
+      signal: done.signal,
+      handle: async ({ data }) => {
+        seen.push({ account: String(data.account), jobId: String(data.jobId) });
+        if (seen.length === written.length) done.abort();
+      },
+    });
+    expect(seen.map((s) => s.jobId).sort()).toEqual(written.map((r) => r.jobId).sort());
+    for (const account of accounts)
+      expect(seen.filter((s) => s.account === account).map((s) => s.jobId)).toEqual(
+        written.filter((r) => r.account === account).map((r) => r.jobId),
+      );
+  });
 
   it("pauses and lists both accounts, each read on its own shard", async () => {
     const [first, second] = accounts as [string, string];

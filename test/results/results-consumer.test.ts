@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { consumeResults } from "../../examples/results-consumer.js";
+import { consumeResults, resultStreams } from "../../examples/results-consumer.js";
 import type { JobInput } from "../../src/queues/job-envelope.js";
-import { keyspace, resultsStreamKey } from "../../src/redis/keys.js";
 import { payoutBatch } from "../fixtures/batches.js";
 import { usePipeline } from "../helpers/pipeline.js";
 
@@ -9,14 +8,14 @@ const p = usePipeline();
 
 describe("the results consumer example", () => {
   it("reads every result once through a consumer group, and resumes after a restart without losing any", async () => {
-    const stream = resultsStreamKey(keyspace(p.config().redisPrefix), "any");
+    const streams = resultStreams(p.config().redisPrefix, ["default"], p.space().cluster);
     await p.producer().enqueueMany(payoutBatch("consumer", 6) as JobInput[]);
     await p.waitForResults(6);
     const seen: string[] = [];
     const first = new AbortController();
     // The first consumer stops after three results, as if it were restarted.
     await consumeResults(p.redis.connect(), {
-      stream,
+      streams,
       group: "ledger",
       consumer: "c1",
       signal: first.signal,
@@ -28,7 +27,7 @@ describe("the results consumer example", () => {
     });
     const second = new AbortController();
     await consumeResults(p.redis.connect(), {
-      stream,
+      streams,
       group: "ledger",
       consumer: "c1",
       signal: second.signal,
