@@ -14,10 +14,13 @@ export async function closeOnceReady(queue: Queue): Promise<void> {
   const waited = new Promise<void>((resolve) => {
     timer = setTimeout(resolve, READY_WAIT_MS);
   });
+  // A start-up that failed (or fails after the wait) leaves nothing to wait for.
+  const ready = queue.waitUntilReady().then(
+    () => undefined,
+    () => undefined,
+  );
   try {
-    await Promise.race([queue.waitUntilReady().then(() => undefined), waited]);
-  } catch {
-    // Its start-up failed: nothing is left to wait for.
+    await Promise.race([ready, waited]);
   } finally {
     clearTimeout(timer);
   }
