@@ -33,8 +33,8 @@ const SCRIPTS: Script[] = (
 )
   .flat()
   .filter((v): v is Script => typeof v === "object" && v !== null && "lua" in v);
-// Batches written by a release before batches had accounts exist only on a single Redis.
 const SHA_OF_SHOWN = new Map(SCRIPTS.map((s) => [shownByMonitor(s.lua), sha1(s.lua)]));
+// Batches written by a release before batches had accounts exist only on a single Redis.
 const SINGLE_REDIS_ONLY = new Set(["moneyqMoveLegacyBatch"]);
 
 const CHECKERS = { alpha: "tok_alpha_checker_0123456789", beta: "tok_beta_checker_01234567890" };
