@@ -14,7 +14,7 @@ import { FORGET_RESULT } from "../redis/scripts/forget-result.js";
 import { defineScripts } from "../redis/scripts/script.js";
 import { perSlotGroup } from "../redis/slot-groups.js";
 import { batchRowOf } from "./batch-row.js";
-import { jobEventJson } from "./event-envelope.js";
+import { jobEventHead } from "./event-envelope.js";
 import { JobResult } from "./job-result.js";
 
 type EmittingRedis = RedisConnection & {
@@ -119,7 +119,7 @@ export class ResultsStore {
         String(result.row ?? 0),
         batch?.line ?? "",
         result.finishedAt,
-        jobEventJson(result, json),
+        jobEventHead(result),
       );
     }
     const added = await this.#redis.moneyqEmitResults(keys.length, ...keys, ...args);

@@ -20,7 +20,8 @@ import type { Script } from "./script.js";
  * rows, fingerprint (the marker again for a job without a batch), the earlier marker and
  * fingerprint.
  * ARGV: 1 marker TTL in ms, 2 stream length, 3 now in ms; result i has ARGV[3+7(i-1)+1..7]:
- * JSON, result, job id, row, report line ('' without a batch), finishedAt, event JSON.
+ * JSON, result, job id, row, report line ('' without a batch), finishedAt, the event's JSON up
+ * to its data (the result's JSON and a closing brace complete it: sent once, not twice).
  * Answers per result 1 (recorded) or 0 (the job had a result already).
  */
 export const EMIT_RESULTS: Script = {
@@ -55,7 +56,7 @@ end
 local out = {}
 for i = 1, (#KEYS - 1) / 7 do
   local k, a = 1 + 7 * (i - 1), 3 + 7 * (i - 1)
-  local json, result, jobId, row, line, finishedAt, event =
+  local json, result, jobId, row, line, finishedAt, eventHead =
     ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4], ARGV[a + 5], ARGV[a + 6], ARGV[a + 7]
   if redis.call('EXISTS', KEYS[k + 6]) == 1 or not redis.call('SET', KEYS[k + 1], json, 'NX', 'PX', ttl) then
     out[i] = 0
@@ -63,6 +64,7 @@ for i = 1, (#KEYS - 1) / 7 do
     out[i] = 1
     local fingerprint = redis.call('GET', KEYS[k + 5]) or redis.call('GET', KEYS[k + 7])
     if fingerprint then redis.call('SET', KEYS[k + 5], fingerprint, 'PX', 2 * tonumber(ttl)) end
+    local event = eventHead .. json .. '}'
     redis.call('XADD', KEYS[1], 'MAXLEN', '~', maxLen, '*', 'result', json, 'event', event)
     if result == 'needs_reconciliation' then
       redis.call('ZADD', KEYS[k + 2], now, jobId)
