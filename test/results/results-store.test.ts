@@ -79,4 +79,33 @@ describe("ResultsStore", () => {
     expect(await connection.exists(batchKeys(keyspace(prefix), "default", "b1").rows)).toBe(0);
     expect(await connection.xlen(store.streamKey("default"))).toBe(1);
   });
+
+  it("writes each result as its event envelope, with a new id each, and as the bare result", async () => {
+    const connection = redis.connect();
+    const store = new ResultsStore(connection, {
+      prefix: `${redis.prefix}:c`,
+      retentionMs: 60_000,
+      maxLen: 1000,
+    });
+    const results = [resultOf("j1", "succeeded"), resultOf("j2", "failed", 2)];
+    await Promise.all(results.map((r) => store.emit(r)));
+
+    const entries = await connection.xrange(store.streamKey("default"), "-", "+");
+    const fields = entries.map(([, f]) => ({
+      event: JSON.parse(f[f.indexOf("event") + 1] as string),
+      result: JSON.parse(f[f.indexOf("result") + 1] as string),
+    }));
+    expect(fields.map((f) => f.result)).toEqual(results);
+    expect(fields.map((f) => ({ ...f.event, id: undefined }))).toEqual(
+      results.map((r) => ({
+        type: `job.${r.result}`,
+        id: undefined,
+        timestamp: r.finishedAt,
+        data: r,
+      })),
+    );
+    const ids = fields.map((f) => f.event.id as string);
+    for (const id of ids) expect(id).toMatch(/^evt_[0-9a-f]{32}$/);
+    expect(new Set(ids).size).toBe(2);
+  });
 });
