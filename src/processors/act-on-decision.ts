@@ -61,7 +61,7 @@ export async function actOnDecision(
     case "reconcile":
       return reconcileLater(deps, run, decision, upstream.upstreamId, action.reason);
     case "rate_limit":
-      return pauseForProviderLimit(deps, worker, run, action.delayMs);
+      return pauseForProviderLimit(deps, worker, run, action.delayMs, action.askedMs);
     case "pause_account":
       return pauseAccount(deps, run, action.message);
     case "retry":
@@ -75,10 +75,11 @@ async function pauseForProviderLimit(
   worker: () => Worker,
   run: JobRun,
   delayMs: number,
+  askedMs: number | undefined,
 ): Promise<never> {
   const { account } = run.envelope;
   deps.logger.warn(
-    { ...run.log, outcome: "rate_limited", delayMs },
+    { ...run.log, outcome: "rate_limited", delayMs, ...(askedMs !== delayMs && { askedMs }) },
     "provider rate limit: account paused",
   );
   // Stored where every process's gate reads it: no request of the account leaves meanwhile.

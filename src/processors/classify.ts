@@ -49,13 +49,38 @@ export type Action =
   | { readonly type: "reject"; readonly code: string; readonly message: string }
   | { readonly type: "confirm" }
   | { readonly type: "pause_account"; readonly message: string }
-  | { readonly type: "rate_limit"; readonly delayMs: number }
+  | {
+      readonly type: "rate_limit";
+      /** How long the account pauses: the provider's Retry-After within bounds. */
+      readonly delayMs: number;
+      /** The Retry-After as the provider gave it, in ms, when it gave one. */
+      readonly askedMs?: number;
+    }
   | { readonly type: "retry"; readonly reason: RetryReason }
   | { readonly type: "reconcile"; readonly reason: RetryReason }
   | { readonly type: "needs_reconciliation"; readonly code: string; readonly message: string };
 
 /** A 429 without Retry-After pauses the account this long. */
 export const DEFAULT_RATE_LIMIT_PAUSE_MS = 1_000;
+
+/**
+ * The bounds of a 429's pause. A Retry-After of 0 or in the past still pauses a moment (a pause
+ * of nothing cannot be stored); one past five minutes (a gateway counting in milliseconds, or
+ * a hostile answer) would stop the account for hours with no way to resume it, so it is cut
+ * to five minutes, as the client's own retries cut it (client/retry.ts).
+ */
+export const MIN_RATE_LIMIT_PAUSE_MS = 1;
+export const MAX_RATE_LIMIT_PAUSE_MS = 300_000;
+
+/** The pause a 429 asks for (its Retry-After in ms, if it had one), within the bounds. */
+export function rateLimitPauseMs(retryAfterMs: number | undefined): number {
+  if (retryAfterMs === undefined || !Number.isFinite(retryAfterMs))
+    return DEFAULT_RATE_LIMIT_PAUSE_MS;
+  return Math.min(
+    MAX_RATE_LIMIT_PAUSE_MS,
+    Math.max(MIN_RATE_LIMIT_PAUSE_MS, Math.ceil(retryAfterMs)),
+  );
+}
 
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
@@ -94,7 +119,11 @@ export function classify(outcome: Outcome, ctx: ClassifyContext): Action {
       : { type: "reject", code: error.code, message };
   }
   if (error instanceof PaymentsRateLimitError) {
-    return { type: "rate_limit", delayMs: error.retryAfterMs ?? DEFAULT_RATE_LIMIT_PAUSE_MS };
+    return {
+      type: "rate_limit",
+      delayMs: rateLimitPauseMs(error.retryAfterMs),
+      ...(error.retryAfterMs !== undefined && { askedMs: error.retryAfterMs }),
+    };
   }
   if (error instanceof PaymentsAuthenticationError)
     return { type: "pause_account", message: error.message };

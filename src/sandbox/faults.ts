@@ -17,8 +17,8 @@ export const FaultSettings = z.strictObject({
     .default([500, 502, 503]),
   /** Requests per second per key; over it, 429 with Retry-After. */
   rateLimitPerSecond: z.int().min(1).max(1_000_000).optional(),
-  /** Retry-After of those 429s, in seconds; default: the whole seconds until the window frees. */
-  rateLimitRetryAfterSeconds: z.int().min(1).max(3600).optional(),
+  /** Retry-After of those 429s, in seconds (0: "at once"); default: the whole seconds until the window frees. */
+  rateLimitRetryAfterSeconds: z.int().min(0).max(3600).optional(),
   /** Share of requests that are never answered (and have no effect). */
   hangRate: share.default(0),
   /** Share of requests whose effect happens but whose connection is dropped before the answer. */

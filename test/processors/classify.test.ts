@@ -110,7 +110,7 @@ const table: [string, Outcome, ClassifyContext, Action][] = [
     "429 with Retry-After",
     err(new PaymentsRateLimitError({ ...reached, retryAfterMs: 2000 })),
     submit,
-    { type: "rate_limit", delayMs: 2000 },
+    { type: "rate_limit", delayMs: 2000, askedMs: 2000 },
   ],
   [
     "429 without Retry-After",
@@ -119,10 +119,34 @@ const table: [string, Outcome, ClassifyContext, Action][] = [
     { type: "rate_limit", delayMs: 1000 },
   ],
   [
+    "429 with Retry-After 0 (or a date passed) still pauses a moment",
+    err(new PaymentsRateLimitError({ ...reached, retryAfterMs: 0 })),
+    submit,
+    { type: "rate_limit", delayMs: 1, askedMs: 0 },
+  ],
+  [
+    "429 with a fractional Retry-After pauses whole milliseconds",
+    err(new PaymentsRateLimitError({ ...reached, retryAfterMs: 0.4 })),
+    submit,
+    { type: "rate_limit", delayMs: 1, askedMs: 0.4 },
+  ],
+  [
+    "429 asking more than five minutes pauses five minutes",
+    err(new PaymentsRateLimitError({ ...reached, retryAfterMs: 60_000_000 })),
+    submit,
+    { type: "rate_limit", delayMs: 300_000, askedMs: 60_000_000 },
+  ],
+  [
+    "429 asking beyond any number Redis stores pauses five minutes",
+    err(new PaymentsRateLimitError({ ...reached, retryAfterMs: 1e33 })),
+    submit,
+    { type: "rate_limit", delayMs: 300_000, askedMs: 1e33 },
+  ],
+  [
     "429 on the last attempt is still a pause",
     err(new PaymentsRateLimitError({ ...reached, retryAfterMs: 500 })),
     last,
-    { type: "rate_limit", delayMs: 500 },
+    { type: "rate_limit", delayMs: 500, askedMs: 500 },
   ],
   ["5xx", err(new PaymentsServerError(reached)), submit, { type: "retry", reason: "server_error" }],
   ["timeout", err(new PaymentsTimeoutError(reached)), submit, { type: "retry", reason: "timeout" }],
@@ -292,7 +316,7 @@ const table: [string, Outcome, ClassifyContext, Action][] = [
     "non-idempotent, 429",
     err(new PaymentsRateLimitError({ ...reached, retryAfterMs: 100 })),
     nonIdem,
-    { type: "rate_limit", delayMs: 100 },
+    { type: "rate_limit", delayMs: 100, askedMs: 100 },
   ],
   [
     "non-idempotent, 400",

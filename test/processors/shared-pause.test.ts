@@ -1,6 +1,8 @@
 import type { ChildProcess } from "node:child_process";
+import { Queue } from "bullmq";
 import { afterAll, describe, expect, it } from "vitest";
 import { Producer } from "../../src/queues/producer.js";
+import { accountQueueName } from "../../src/queues/queue-names.js";
 import { keyspace, resultsStreamKey } from "../../src/redis/keys.js";
 import { payoutBatch } from "../fixtures/batches.js";
 import { exitOf, spawnWorker } from "../helpers/cli.js";
@@ -67,4 +69,55 @@ describe("a 429 with Retry-After pauses the account everywhere", () => {
     );
     expect(inside).toEqual([]);
   }, 200_000);
+
+  it("a 429 with Retry-After: 0 pauses a moment: every job ends succeeded, none is failed", async () => {
+    const key = "sk_sandbox_retry_at_once_01";
+    await sandbox.addAccount("acct_at_once", key, {
+      rateLimitPerSecond: 4,
+      rateLimitRetryAfterSeconds: 0,
+    });
+    const env = {
+      REDIS_URL: redis.url,
+      PAYMENTS_API_URL: sandbox.baseUrl,
+      MONEYQ_REDIS_PREFIX: redis.prefix,
+      MONEYQ_LOG_LEVEL: "warn",
+      MONEYQ_ACCOUNTS: JSON.stringify([
+        { alias: "at-once", apiKey: key, ratePerSecond: 20, concurrency: 4 },
+      ]),
+    };
+    const worker = await spawnWorker(env);
+    children.push(worker.child);
+    const connection = redis.connect();
+    const producer = new Producer({
+      connection,
+      prefix: redis.prefix,
+      accounts: ["at-once"],
+      maxAttempts: 2,
+      retentionMs: 3_600_000,
+    });
+    const jobs = 12;
+    await producer.enqueueMany(payoutBatch("at-once", jobs, "at-once"));
+    const space = keyspace(redis.prefix, connection.isCluster);
+    // On one Redis every account's results share a stream: this account's are read out of it.
+    const results = async () =>
+      (await connection.xrange(resultsStreamKey(space, "at-once"), "-", "+"))
+        .map(([, fields]) => JSON.parse(fields[fields.indexOf("result") + 1] as string))
+        .filter((r) => r.account === "at-once")
+        .map((r) => r.result);
+    await waitUntil(async () => (await results()).length >= jobs, 60_000, "every result");
+    await producer.close();
+    const queue = new Queue(accountQueueName(space, "at-once"), {
+      connection,
+      prefix: redis.prefix,
+    });
+    const failed = await queue.getFailedCount();
+    await queue.close();
+
+    expect(await results()).toEqual(Array(jobs).fill("succeeded"));
+    expect(failed).toBe(0);
+    const log = await sandbox.requests("acct_at_once");
+    expect(log.filter((r) => r.rateLimited).length, "the provider's limit was hit").toBeGreaterThan(
+      2,
+    );
+  }, 120_000);
 });
