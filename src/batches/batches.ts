@@ -6,7 +6,7 @@ import type { JobEnvelope } from "../queues/job-envelope.js";
 import { APPROVAL_HOLD_MS, MAX_SCHEDULE_AHEAD_MS } from "../queues/job-holds.js";
 import { type RowMoney, rowMoney } from "../queues/job-money.js";
 import type { Producer } from "../queues/producer.js";
-import { CANCELLED_BY } from "../queues/work-holds.js";
+import { CANCELLED_BY, CANCELLED_MAYBE_SENT } from "../queues/work-holds.js";
 import type { RedisConnection } from "../redis/connection.js";
 import { batchReferencesKey, keyspace } from "../redis/keys.js";
 import { ReplicaWaits } from "../redis/replica-waits.js";
@@ -119,9 +119,15 @@ export interface CancelReport {
   readonly batchId: string;
   /** Jobs removed before they were sent: their result is `cancelled`. */
   readonly cancelled: number;
-  /** Jobs being processed at the time: each ends `cancelled` if its request had not left yet. */
+  /**
+   * Jobs being processed at the time, or confirming a request that left: each ends `cancelled`
+   * if its request had not left yet, else as the provider says.
+   */
   readonly inFlight: number;
-  /** Jobs that already had their terminal result. */
+  /**
+   * Jobs that already had their terminal result, and those removed whose earlier attempt may
+   * have reached the provider: `needs_reconciliation`, code `cancelled_maybe_sent`.
+   */
   readonly finished: number;
   readonly status: BatchStatus;
 }
@@ -708,8 +714,9 @@ export class Batches {
         continue;
       }
       const jobId = jobIdFor(status.account, line.idempotencyKey);
-      // BullMQ removes a job only if no worker holds it: then it can never be sent.
-      if (await this.#options.producer.remove(status.account, jobId)) {
+      // Removed only if no worker holds it and its request has not left: then it is never sent.
+      const withdrawal = await this.#options.producer.withdraw(status.account, jobId);
+      if (withdrawal === "removed" || withdrawal === "removed_maybe_sent") {
         const now = new Date();
         await this.#options.results.emit({
           jobId,
@@ -719,14 +726,17 @@ export class Batches {
           batchId,
           row: line.row,
           ...(line.reference !== undefined && { reference: line.reference }),
-          result: "cancelled",
-          ...ending,
+          ...(withdrawal === "removed"
+            ? { result: "cancelled", ...ending }
+            : { result: "needs_reconciliation", ...CANCELLED_MAYBE_SENT.batch }),
           attempts: 0,
           enqueuedAt: status.createdAt,
           finishedAt: now.toISOString(),
           durationMs: Math.max(0, now.getTime() - Date.parse(status.createdAt)),
         });
-        cancelled += 1;
+        // One that may have been sent ends needs_reconciliation: finished, not cancelled.
+        if (withdrawal === "removed") cancelled += 1;
+        else finished += 1;
       } else inFlight += 1;
     }
     return {

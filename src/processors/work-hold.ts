@@ -1,6 +1,11 @@
 import { DelayedError, type Job } from "bullmq";
 import type { JobEnvelope } from "../queues/job-envelope.js";
-import { CANCELLED_BY, type CancelReason, type WorkHolds } from "../queues/work-holds.js";
+import {
+  CANCELLED_BY,
+  CANCELLED_MAYBE_SENT,
+  type CancelReason,
+  type WorkHolds,
+} from "../queues/work-holds.js";
 import type { Ending } from "./finish-job.js";
 
 /** A job awaiting approval without an expiry waits this long before it asks again. */
@@ -36,14 +41,17 @@ export async function holdForWork(
 
 /**
  * How a job ends whose work the gate found cancelled, by why: cancelled, rejected, or its
- * approval expired (recorded here by the first job to find it, once).
+ * approval expired (recorded here by the first job to find it, once). One whose earlier attempt
+ * may have reached the provider (`maybeSent`) needs reconciling instead.
  */
 export async function cancelledEnding(
   holds: WorkHolds,
   holdKey: string,
   envelope: JobEnvelope,
+  maybeSent: boolean,
 ): Promise<Ending> {
   const scope = envelope.batchId === undefined ? "job" : "batch";
+  if (maybeSent) return { result: "needs_reconciliation", ...CANCELLED_MAYBE_SENT[scope] };
   let hold = await holds.holdOf(holdKey);
   if (hold.approvalPending) {
     // An answer that is not a decision (decided, or gone, meanwhile) leaves the reason as read.

@@ -5,7 +5,7 @@ import { ReplicaWaits } from "../redis/replica-waits.js";
 import type { ResultsStore } from "../results/results-store.js";
 import type { JobData } from "./job-data.js";
 import type { Producer } from "./producer.js";
-import { CANCELLED_BY, type EventsTarget, WorkHolds } from "./work-holds.js";
+import { CANCELLED_BY, CANCELLED_MAYBE_SENT, type EventsTarget, WorkHolds } from "./work-holds.js";
 
 /** A job that cannot be cancelled or decided, with a stable code. */
 export class JobControlError extends Error {
@@ -26,9 +26,11 @@ export class JobControlError extends Error {
 export interface JobControlReport {
   readonly jobId: string;
   readonly account: string;
-  /** `cancelled`: removed before it was sent, with its result; `in_flight`: a worker holds it
-   * (it ends `cancelled` if its request had not left); `released`: approved, it may run. */
-  readonly outcome: "cancelled" | "in_flight" | "released" | "scheduled";
+  /** `cancelled`: removed before it was sent, with its result; `needs_reconciliation`: removed,
+   * but an earlier attempt may have reached the provider (result code `cancelled_maybe_sent`);
+   * `in_flight`: a worker holds it (it ends `cancelled` if its request had not left);
+   * `released`: approved, it may run. */
+  readonly outcome: "cancelled" | "needs_reconciliation" | "in_flight" | "released" | "scheduled";
 }
 
 /**
@@ -69,7 +71,9 @@ export class JobControls {
 
   /**
    * Cancels a job not sent yet: marked cancelled in its hold (the gate then never sends it),
-   * and removed with a `cancelled` result (`job_cancelled`) unless a worker holds it.
+   * and removed with a `cancelled` result (`job_cancelled`) unless a worker holds it. A job
+   * whose request left and is being confirmed is not cancellable; one an earlier attempt may
+   * have sent ends `needs_reconciliation` (`cancelled_maybe_sent`).
    */
   async cancel(account: string, job: Job<JobData>): Promise<JobControlReport> {
     const jobId = job.id as string;
@@ -135,15 +139,24 @@ export class JobControls {
     );
   }
 
-  /** Removes the job if no worker holds it (then it can never be sent), recording its result. */
+  /**
+   * Removes the job if no worker holds it and its request has not left for good (then it can
+   * never be sent), recording its result.
+   */
   async #removeWithResult(
     account: string,
     job: Job<JobData>,
     reason: "cancelled" | "rejected",
   ): Promise<JobControlReport> {
     const jobId = job.id as string;
-    if (!(await this.#producer.remove(account, jobId)))
-      return { jobId, account, outcome: "in_flight" };
+    const withdrawal = await this.#producer.withdraw(account, jobId);
+    if (withdrawal === "in_flight") return { jobId, account, outcome: "in_flight" };
+    if (withdrawal === "sent")
+      throw new JobControlError(
+        "job_not_cancellable",
+        `job ${jobId}'s request was sent already and is being confirmed: its result will say how it ended`,
+      );
+    const maybeSent = withdrawal === "removed_maybe_sent";
     const { envelope } = job.data;
     const now = new Date();
     await this.#results.emit({
@@ -152,13 +165,14 @@ export class JobControls {
       account,
       idempotencyKey: envelope.idempotencyKey,
       ...(envelope.reference !== undefined && { reference: envelope.reference }),
-      result: "cancelled",
-      ...CANCELLED_BY.job[reason],
-      attempts: 0,
+      ...(maybeSent
+        ? { result: "needs_reconciliation", ...CANCELLED_MAYBE_SENT.job }
+        : { result: "cancelled", ...CANCELLED_BY.job[reason] }),
+      attempts: job.attemptsMade,
       enqueuedAt: new Date(job.timestamp).toISOString(),
       finishedAt: now.toISOString(),
       durationMs: Math.max(0, now.getTime() - job.timestamp),
     });
-    return { jobId, account, outcome: "cancelled" };
+    return { jobId, account, outcome: maybeSent ? "needs_reconciliation" : "cancelled" };
   }
 }

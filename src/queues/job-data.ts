@@ -25,3 +25,29 @@ export interface JobData {
   readonly envelope: JobEnvelope;
   readonly state?: JobState;
 }
+
+/** What of a BullMQ job tells whether an earlier run may have sent its request. */
+export interface JobRuns {
+  readonly attemptsMade: number;
+  readonly stalledCounter: number;
+}
+
+/**
+ * Whether a request of the job may already have reached the provider: it is past submitting,
+ * an attempt ended in a way that may have been sent, an earlier attempt or a stalled run (its
+ * worker died, perhaps mid-request) went before, or a "sent" mark says so. Such a job is never
+ * reported "cancelled before it was sent": stopped, it needs reconciling.
+ */
+export function mayHaveBeenSent(
+  runs: JobRuns,
+  state: JobState | undefined,
+  sentMark = false,
+): boolean {
+  return (
+    sentMark ||
+    runs.attemptsMade > 0 ||
+    runs.stalledCounter > 0 ||
+    (state !== undefined &&
+      (state.phase !== "submit" || state.possiblySent === true || state.sentAt !== undefined))
+  );
+}

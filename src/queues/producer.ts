@@ -6,10 +6,13 @@ import { profileRequestIssues } from "../provider/requests.js";
 import type { RedisConnection } from "../redis/connection.js";
 import {
   bullKeys,
+  jobKeyOf,
   type Keyspace,
   keyspace,
   laneWakeChannel,
+  lockKeyOf,
   resultMarkerKey,
+  SENT_FIELD,
 } from "../redis/keys.js";
 import { ReplicaWaits } from "../redis/replica-waits.js";
 import { slotGroups } from "../redis/slot-groups.js";
@@ -17,6 +20,7 @@ import { type JobTracer, NO_TRACING } from "../tracing/job-tracer.js";
 import { AccountQueues } from "./account-queues.js";
 import { EnqueueValidationError, IdempotencyKeyReusedError } from "./enqueue-error.js";
 import { deriveIdempotencyKey, jobIdFor } from "./idempotency-key.js";
+import { type JobData, type JobState, mayHaveBeenSent } from "./job-data.js";
 import { type JobEnvelope, JobEnvelopeSchema, type JobInput } from "./job-envelope.js";
 import { type JobHold, jobHoldOf, notBeforeRule } from "./job-holds.js";
 import { JOB_KINDS } from "./job-kinds.js";
@@ -76,6 +80,19 @@ interface AddOptions {
 
 /** Jobs of enqueueMany go to Redis in chunks of this many. */
 export const ENQUEUE_CHUNK = 500;
+
+/** What withdrawing a cancelled job did (Producer.withdraw). */
+export type Withdrawal = "removed" | "removed_maybe_sent" | "in_flight" | "sent";
+
+/** The state kept in a job's data; "unreadable" if the data is not what moneyq writes. */
+function stateOf(data: string): JobState | undefined | "unreadable" {
+  try {
+    const parsed = JSON.parse(data) as Partial<JobData> | null;
+    return parsed?.state;
+  } catch {
+    return "unreadable";
+  }
+}
 
 /**
  * Enqueues payout, funding and exchange jobs. Each job's key is the caller's or derived from
@@ -379,6 +396,40 @@ export class Producer {
   /** Removes a job no worker holds (BullMQ refuses one that is locked); true if removed. */
   async remove(account: string, jobId: string): Promise<boolean> {
     return (await this.#queues.get(account).remove(jobId)) === 1;
+  }
+
+  /**
+   * Takes a cancelled job out of its queue. Call it once the job's hold (or its batch) says
+   * cancelled: from then on the gate lets no request of it leave while it submits, so a job
+   * found unlocked and submitting cannot be sent before it is removed. `removed`: it never ran a
+   * request that may have left; `removed_maybe_sent`: an earlier attempt may have (its result
+   * must not say "never sent"); `in_flight`: a worker holds it (it ends as its gate answers) or
+   * it has gone; `sent`: its request left and it is confirming, so it stays to be confirmed.
+   */
+  async withdraw(account: string, jobId: string): Promise<Withdrawal> {
+    const queue = this.#queues.get(account);
+    const job = { queueQualifiedName: queue.qualifiedName, id: jobId };
+    const answers = await this.#options.connection
+      .multi()
+      .exists(lockKeyOf(job))
+      .hmget(jobKeyOf(job), "data", "atm", "stc", SENT_FIELD)
+      .exec();
+    const failed = answers?.find(([error]) => error !== null)?.[0];
+    if (answers === null || failed) throw failed ?? new Error(`job ${jobId}: its read was aborted`);
+    const locked = answers[0]?.[1] === 1;
+    const fields = (answers[1]?.[1] ?? []) as (string | null)[];
+    const [data, attemptsMade, stalledCounter, sentMark] = fields;
+    if (locked || data == null) return "in_flight";
+    const state = stateOf(data);
+    if (state !== undefined && state !== "unreadable" && state.phase !== "submit") return "sent";
+    if (!(await this.remove(account, jobId))) return "in_flight";
+    const runs = {
+      attemptsMade: Number(attemptsMade ?? 0),
+      stalledCounter: Number(stalledCounter ?? 0),
+    };
+    return state === "unreadable" || mayHaveBeenSent(runs, state, sentMark !== null)
+      ? "removed_maybe_sent"
+      : "removed";
   }
 
   /**

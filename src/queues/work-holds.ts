@@ -36,6 +36,26 @@ export const CANCELLED_BY: Readonly<
   },
 };
 
+/**
+ * How a cancelled job ends when an earlier attempt of it may have reached the provider
+ * (mayHaveBeenSent): no request leaves any more, but "never sent" would be a guess that could
+ * make someone pay again.
+ */
+export const CANCELLED_MAYBE_SENT: Readonly<
+  Record<"batch" | "job", { readonly code: string; readonly message: string }>
+> = {
+  batch: {
+    code: "cancelled_maybe_sent",
+    message:
+      "the batch was cancelled, but an earlier attempt of this job may have reached the provider: check there before sending it again",
+  },
+  job: {
+    code: "cancelled_maybe_sent",
+    message:
+      "the job was cancelled, but an earlier attempt may have reached the provider: check there before sending it again",
+  },
+};
+
 /** A decision on work awaiting approval (a batch, or a job enqueued alone). */
 export type Decision = "approve" | "reject" | "expire";
 
