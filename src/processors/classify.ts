@@ -34,8 +34,9 @@ export interface ClassifyContext {
    */
   readonly possiblySent?: boolean;
   /**
-   * Any earlier attempt, a later phase or a sent mark: the conservative reading, which also
-   * covers jobs that earlier releases ran without recording `possiblySent`.
+   * Any earlier attempt or stalled run, a later phase or a sent mark (mayHaveBeenSent): the
+   * conservative reading, which also covers jobs that earlier releases ran without recording
+   * `possiblySent`.
    */
   readonly sentBefore: boolean;
 }

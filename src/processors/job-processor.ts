@@ -1,5 +1,5 @@
 import type { Job, Worker } from "bullmq";
-import { type JobData, mayHaveBeenSent } from "../queues/job-data.js";
+import type { JobData } from "../queues/job-data.js";
 import { ATTR, SPAN } from "../tracing/job-spans.js";
 import { actOnDecision } from "./act-on-decision.js";
 import { callUpstream, unsentAtShutdown } from "./call-upstream.js";
@@ -33,13 +33,7 @@ async function noSlot(
   const ending =
     slot === "already_sent"
       ? STOPPED_AFTER_SEND
-      : await cancelledEnding(
-          deps.holds,
-          holdKey,
-          envelope,
-          // The gate answers "already sent" before "cancelled": no mark of this release to read.
-          mayHaveBeenSent(job, run.state),
-        );
+      : await cancelledEnding(deps.holds, holdKey, envelope, run.sentEarlier);
   return finishJob(deps, job, envelope, ending);
 }
 

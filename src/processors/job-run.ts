@@ -1,7 +1,7 @@
 import type { Job } from "bullmq";
 import type { PaymentsClient } from "../client/payments-client.js";
 import type { AccountConfig } from "../config.js";
-import type { JobData, JobState } from "../queues/job-data.js";
+import { type JobData, type JobState, mayHaveBeenSent } from "../queues/job-data.js";
 import type { JobEnvelope } from "../queues/job-envelope.js";
 import { JOB_KINDS, type JobKindSpec } from "../queues/job-kinds.js";
 import { queueAccount } from "../queues/queue-names.js";
@@ -37,15 +37,6 @@ export interface JobRun {
   readonly log: RunLog;
 }
 
-/**
- * Whether an earlier attempt of this job may have reached the provider: a later attempt, a job
- * past its submission, or a non-idempotent job marked sent by an earlier release. Such a job is
- * never "rejected".
- */
-export function sentBefore(job: Job<JobData>, state: JobState): boolean {
-  return job.attemptsMade > 0 || state.phase !== "submit" || state.sentAt !== undefined;
-}
-
 /** Begins a run of a job whose envelope and account were checked. */
 export function startRun(
   job: Job<JobData>,
@@ -63,7 +54,7 @@ export function startRun(
     ...checked,
     spec,
     state,
-    sentEarlier: sentBefore(job, state),
+    sentEarlier: mayHaveBeenSent(job, state),
     sentKey: !spec.idempotent && state.phase === "submit" ? jobKeyOf(job) : undefined,
     log: {
       jobId: job.id,

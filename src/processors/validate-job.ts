@@ -2,11 +2,10 @@ import type { Job } from "bullmq";
 import type { PaymentsClient } from "../client/payments-client.js";
 import type { AccountConfig } from "../config.js";
 import { formatFieldIssues, validate } from "../contract/field-issues.js";
-import type { JobData } from "../queues/job-data.js";
+import { type JobData, mayHaveBeenSent } from "../queues/job-data.js";
 import { type JobEnvelope, JobEnvelopeSchema } from "../queues/job-envelope.js";
 import type { JobResult } from "../results/job-result.js";
 import type { Ending } from "./finish-job.js";
-import { sentBefore } from "./job-run.js";
 import type { ProcessorDeps } from "./processor-deps.js";
 
 /** A job fit to run, or the ending of one that is not (with what its result can name). */
@@ -43,7 +42,7 @@ export function checkJob(
       idempotencyKey: String(raw.idempotencyKey ?? ""),
     } as unknown as JobEnvelope;
     const message = formatFieldIssues(parsed.issues);
-    const ending: Ending = sentBefore(job, job.data?.state ?? { phase: "submit" })
+    const ending: Ending = mayHaveBeenSent(job, job.data?.state)
       ? {
           result: "needs_reconciliation",
           code: "invalid_request",
