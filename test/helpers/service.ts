@@ -139,6 +139,26 @@ export function batchFinished(h: ServiceHarness, token: string, batchId: string)
   );
 }
 
+/** A job's status through the API, as `token` (alpha's unless told) reads it. */
+export function jobStatus(h: ServiceHarness, jobId: string, token = ALPHA_TOKEN) {
+  return h.api("GET", `/v1/jobs/${jobId}`, { token });
+}
+
+/** Polls a job's status through the API until it has its result; answers that reading. */
+export function jobFinished(h: ServiceHarness, jobId: string, token = ALPHA_TOKEN) {
+  return until(
+    () => jobStatus(h, jobId, token),
+    (r) => r.body?.result !== null && r.body?.result !== undefined,
+  );
+}
+
+/** How many requests with this idempotency key reached the sandbox. */
+export async function sentWithKey(h: ServiceHarness, key: string): Promise<number> {
+  return (await h.sb.control("GET", "/requests")).body.data.requests.filter(
+    (r: { idempotencyKey?: string }) => r.idempotencyKey === key,
+  ).length;
+}
+
 /** Polls `read` every 50 ms until `done` holds, for 20 s unless told; returns that reading. */
 export function until<T>(
   read: () => Promise<T>,

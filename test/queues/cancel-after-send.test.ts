@@ -2,24 +2,24 @@ import { Queue } from "bullmq";
 import { describe, expect, it } from "vitest";
 import { accountQueueName } from "../../src/queues/queue-names.js";
 import { bankJob } from "../fixtures/batches.js";
-import { ALPHA_TOKEN, until, useService } from "../helpers/service.js";
+import {
+  ALPHA_TOKEN,
+  jobFinished,
+  jobStatus,
+  sentWithKey,
+  until,
+  useService,
+} from "../helpers/service.js";
 
 // The first lookup of a PENDING payout comes 3 s after it: time to cancel a job whose request
 // has left and which waits, unlocked, in BullMQ's delayed set.
 const h = useService({ MONEYQ_CONFIRM_FIRST_DELAY_MS: "3000" });
 
 const enqueue = (body: unknown) => h.api("POST", "/v1/jobs", { token: ALPHA_TOKEN, body });
-const status = (jobId: string) => h.api("GET", `/v1/jobs/${jobId}`, { token: ALPHA_TOKEN });
+const status = (jobId: string) => jobStatus(h, jobId);
+const finished = (jobId: string) => jobFinished(h, jobId);
+const sentWith = (key: string) => sentWithKey(h, key);
 const cancel = (jobId: string) => h.api("POST", `/v1/jobs/${jobId}/cancel`, { token: ALPHA_TOKEN });
-const finished = (jobId: string) =>
-  until(
-    () => status(jobId),
-    (r) => r.body?.result !== null && r.body?.result !== undefined,
-  );
-const sentWith = async (key: string) =>
-  (await h.sb.control("GET", "/requests")).body.data.requests.filter(
-    (r: { idempotencyKey?: string }) => r.idempotencyKey === key,
-  ).length;
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** The job as BullMQ keeps it, to read or write its data as a worker would have. */
 const bullJob = async (jobId: string) => {

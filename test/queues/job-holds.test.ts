@@ -1,7 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { EventEnvelope } from "../../src/results/event-envelope.js";
 import { bankJob } from "../fixtures/batches.js";
-import { ALPHA_TOKEN, until, useService } from "../helpers/service.js";
+import {
+  ALPHA_TOKEN,
+  jobFinished,
+  jobStatus,
+  sentWithKey,
+  useService,
+} from "../helpers/service.js";
 
 const CHECKER_TOKEN = "tok_alpha_checker_0123456789";
 
@@ -17,16 +23,9 @@ const h = useService({
 const payout = (key: string, amount: number, extra: Record<string, unknown> = {}) =>
   bankJob({ idempotencyKey: key, ...extra }, { amount });
 const enqueue = (body: unknown) => h.api("POST", "/v1/jobs", { token: ALPHA_TOKEN, body });
-const status = (jobId: string) => h.api("GET", `/v1/jobs/${jobId}`, { token: ALPHA_TOKEN });
-const finished = (jobId: string) =>
-  until(
-    () => status(jobId),
-    (r) => r.body?.result !== null && r.body?.result !== undefined,
-  );
-const sentWith = async (key: string) =>
-  (await h.sb.control("GET", "/requests")).body.data.requests.filter(
-    (r: { idempotencyKey?: string }) => r.idempotencyKey === key,
-  ).length;
+const status = (jobId: string) => jobStatus(h, jobId);
+const finished = (jobId: string) => jobFinished(h, jobId);
+const sentWith = (key: string) => sentWithKey(h, key);
 const eventsOf = async (jobId: string) =>
   (await h.streamEntries())
     .map(([, f]) => EventEnvelope.parse(JSON.parse(f[f.indexOf("event") + 1] as string)))
