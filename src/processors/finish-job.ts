@@ -2,7 +2,7 @@ import { type Job, UnrecoverableError } from "bullmq";
 import type { JobData } from "../queues/job-data.js";
 import type { JobEnvelope } from "../queues/job-envelope.js";
 import { JOB_KINDS } from "../queues/job-kinds.js";
-import type { JobResult } from "../results/job-result.js";
+import { endsCompleted, type JobResult } from "../results/job-result.js";
 import { ATTR, SPAN } from "../tracing/job-spans.js";
 import type { SpanNotes } from "../tracing/job-tracer.js";
 import { jobFacts } from "./job-run.js";
@@ -70,8 +70,7 @@ async function recordResult(
     countFinished(deps, job, envelope, result, now);
     await deps.onResult?.(result);
   }
-  if (recorded.result !== "succeeded" && recorded.result !== "cancelled")
-    throw deadLetter(recorded);
+  if (!endsCompleted(recorded.result)) throw deadLetter(recorded);
 }
 
 function resultOf(

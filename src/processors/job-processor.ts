@@ -1,5 +1,6 @@
 import type { Job, Worker } from "bullmq";
 import type { JobData } from "../queues/job-data.js";
+import { endsCompleted } from "../results/job-result.js";
 import { ATTR, SPAN } from "../tracing/job-spans.js";
 import { actOnDecision } from "./act-on-decision.js";
 import { callUpstream, unsentAtShutdown } from "./call-upstream.js";
@@ -66,8 +67,10 @@ export function createJobProcessor(deps: ProcessorDeps, worker: () => Worker) {
       );
     stopIfAborted(job, signal);
     const earlier = await earlierResult(deps.results, job);
+    // A run that recorded the result and died before BullMQ moved the job: it ends as then,
+    // so a cancelled job never reaches the dead letters, where a replay would send it.
     if (earlier) {
-      if (earlier.result !== "succeeded") throw deadLetter(earlier);
+      if (!endsCompleted(earlier.result)) throw deadLetter(earlier);
       return;
     }
     const checked = checkJob(deps, job);

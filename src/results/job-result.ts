@@ -39,3 +39,10 @@ export const JobResult = z.object({
   durationMs: z.int(),
 });
 export type JobResult = z.infer<typeof JobResult>;
+
+/**
+ * Whether a job with this result ends completed: it succeeded, or was cancelled before anything
+ * was sent. Any other result leaves it in the dead letters, where an operator can replay it.
+ */
+export const endsCompleted = (result: ResultKind): boolean =>
+  result === "succeeded" || result === "cancelled";

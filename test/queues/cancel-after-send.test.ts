@@ -85,4 +85,37 @@ describe("cancelling a job whose request may have left", () => {
       code: "job_cancelled",
     });
   });
+
+  it("a job whose run recorded 'cancelled' and died before BullMQ moved it ends completed, never a dead letter a replay would send", async () => {
+    const key = "cancel-recorded-then-died";
+    const notBefore = new Date(Date.now() + 2_000).toISOString();
+    const { jobId } = (await enqueue(bankJob({ idempotencyKey: key, notBefore }, { amount: 100 })))
+      .body;
+    // What the run had written when it died: its state, and the cancelled result on the stream.
+    const { job, close } = await bullJob(jobId);
+    await job?.updateData({ ...job.data, state: { phase: "submit" } });
+    await close();
+    const now = new Date().toISOString();
+    expect(
+      await h.service().results.emit({
+        jobId,
+        kind: "payout.bank",
+        account: "alpha",
+        idempotencyKey: key,
+        result: "cancelled",
+        code: "job_cancelled",
+        attempts: 1,
+        enqueuedAt: now,
+        finishedAt: now,
+        durationMs: 0,
+      }),
+    ).toBe(true);
+    const ended = await until(
+      () => status(jobId),
+      (r) => r.body?.state === "completed" || r.body?.state === "failed",
+    );
+    expect(ended.body.state).toBe("completed");
+    expect(ended.body.result).toMatchObject({ result: "cancelled" });
+    expect(await sentWith(key)).toBe(0);
+  });
 });
