@@ -8,7 +8,7 @@ import { JobResult } from "../results/job-result.js";
 import type { ResultsStore } from "../results/results-store.js";
 import { AccountQueues } from "./account-queues.js";
 import { jobIdFor } from "./idempotency-key.js";
-import type { JobData } from "./job-data.js";
+import type { JobData, JobState } from "./job-data.js";
 import { LANE_PRIORITY } from "./lanes.js";
 import { ReplayConflictError } from "./replay-conflict-error.js";
 
@@ -130,7 +130,10 @@ export class DeadLetters {
         if (state !== "failed")
           throw new ReplayConflictError(jobId, `it is ${state}, not a dead letter`);
         // The replay's outcome becomes the job's new terminal result.
-        const sent = (await this.#connection.hexists(jobKeyOf(job), SENT_FIELD)) === 1;
+        // The gate's record, or the mark earlier releases kept in the job's state.
+        const sent =
+          (await this.#connection.hexists(jobKeyOf(job), SENT_FIELD)) === 1 ||
+          job.data.state?.sentAt !== undefined;
         const recorded = await this.#results.recorded(account, jobId);
         if (sent) {
           const result = recorded === undefined ? undefined : resultOf(recorded);
@@ -146,7 +149,11 @@ export class DeadLetters {
           throw new ReplayConflictError(jobId, "its result changed while the replay began");
         // A definite refusal: nothing was created, so the request may be sent again.
         if (sent) await this.#connection.hdel(jobKeyOf(job), SENT_FIELD);
-        if (job.data.state !== undefined) await job.updateData({ envelope: job.data.envelope });
+        if (job.data.state !== undefined)
+          await job.updateData({
+            envelope: job.data.envelope,
+            ...replayedState(job.data.state, sent),
+          });
         await this.#retry(job);
         // BullMQ puts a retried job in the wait list, ahead of every lane, and its priority is
         // the lookup lane's if it was confirming: back to the lane it was enqueued in.
@@ -207,4 +214,15 @@ function resultOf(recorded: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * What a replayed job keeps of its state: it submits again from the start, but if a request of
+ * it may have reached the provider, the provider's refusal of the resend (a balance the first
+ * send spent, a key it no longer knows) must not read as "nothing was paid". A kind without a
+ * key replays only after a definite refusal (`sent` then dropped), so it starts clean.
+ */
+function replayedState(state: JobState, sent: boolean): { state?: JobState } {
+  const mayHaveReached = !sent && (state.possiblySent === true || state.phase !== "submit");
+  return mayHaveReached ? { state: { phase: "submit", possiblySent: true } } : {};
 }
