@@ -1,9 +1,10 @@
 import type { Worker } from "bullmq";
 import { RateLimitError } from "bullmq";
 import type { ResultKind } from "../results/job-result.js";
+import { mayHaveReached } from "./classify.js";
 import type { Decision } from "./decision.js";
 import { finishJob } from "./finish-job.js";
-import { pauseWorker } from "./job-moves.js";
+import { dropSentRecord, pauseWorker } from "./job-moves.js";
 import type { JobRun } from "./job-run.js";
 import { confirmLater, reconcileLater } from "./look-up-later.js";
 import type { ProcessorDeps } from "./processor-deps.js";
@@ -49,6 +50,8 @@ export async function actOnDecision(
         message: action.message,
       });
     case "needs_reconciliation":
+      // Never reached the provider after every attempt: a replay may send it.
+      if (!mayHaveReached(decision.outcome)) await dropSentRecord(deps, run);
       return finishJob(deps, job, envelope, {
         result: "needs_reconciliation",
         code: action.code,
@@ -71,7 +74,7 @@ export async function actOnDecision(
 
 /** A 429: no request of the account leaves, from any process, until the provider's delay ends. */
 async function pauseForProviderLimit(
-  deps: Pick<ProcessorDeps, "gate" | "metrics" | "logger">,
+  deps: Pick<ProcessorDeps, "gate" | "writes" | "metrics" | "logger">,
   worker: () => Worker,
   run: JobRun,
   delayMs: number,
@@ -84,16 +87,20 @@ async function pauseForProviderLimit(
   );
   // Stored where every process's gate reads it: no request of the account leaves meanwhile.
   await deps.gate.pause(account, delayMs);
+  // Refused before it was processed: sent again once the pause ends.
+  await dropSentRecord(deps, run);
   return pauseWorker(worker, deps.metrics, account, delayMs, "upstream");
 }
 
 /** The provider refused the account's key: its work waits until an operator resumes it. */
 async function pauseAccount(
-  deps: Pick<ProcessorDeps, "pauses" | "logger">,
+  deps: Pick<ProcessorDeps, "pauses" | "writes" | "logger">,
   run: JobRun,
   message: string,
 ): Promise<never> {
   await deps.pauses.pause(run.envelope.account, message, "key_refused");
+  // Refused before it was processed: sent again once the account resumes.
+  await dropSentRecord(deps, run);
   deps.logger.error(
     { ...run.log, outcome: "account_paused" },
     "provider refused the account's key: account paused until resumed",

@@ -70,9 +70,20 @@ export async function handBack(
   deps: Pick<ProcessorDeps, "writes" | "logger">,
   run: JobRun,
 ): Promise<never> {
-  const { job, token, sentKey } = run;
-  // The gate recorded a non-idempotent request as sent; it never left, so the record goes.
-  if (sentKey !== undefined) await deps.writes.write(job, token, job.data, { dropSent: sentKey });
+  await dropSentRecord(deps, run);
   deps.logger.info({ ...run.log, outcome: "handed_back" }, "shutting down: job handed back unsent");
   throw new RateLimitError();
+}
+
+/**
+ * The gate recorded this run's request of a kind without a key as "sent" when it cleared it;
+ * the request provably had no effect (never left, or refused before it was processed), so the
+ * record goes and a later run (or a replay) may send it.
+ */
+export async function dropSentRecord(
+  deps: Pick<ProcessorDeps, "writes">,
+  run: JobRun,
+): Promise<void> {
+  const { job, token, sentKey } = run;
+  if (sentKey !== undefined) await deps.writes.write(job, token, job.data, { dropSent: sentKey });
 }
