@@ -58,7 +58,8 @@ export function confirmLater(
       upstreamId,
       // The provider's last word, which may be in none of the profile's lists.
       upstreamStatus: reading?.upstreamStatus ?? state.upstreamStatus,
-      pendingSince: state.pendingSince ?? Date.now(),
+      // The first PENDING: a lookup of an unknown outcome that answers PENDING starts it now.
+      pendingSince: state.phase === "confirm" ? (state.pendingSince ?? Date.now()) : Date.now(),
       lookups,
       firstStartedAt: decision.firstStartedAt,
     },
