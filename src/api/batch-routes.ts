@@ -18,6 +18,7 @@ import { KEY_REUSED } from "../batches/key-reuse.js";
 import { renderReport } from "../batches/report-format.js";
 import { validate } from "../contract/field-issues.js";
 import { IdempotencyKeyReusedError } from "../queues/enqueue-error.js";
+import type { JobPriority } from "../queues/lanes.js";
 import type { ReportLine } from "../results/report-line.js";
 import type { ApiRouter, AuthRouteSpec, Handled } from "./api-app.js";
 import { ApiError, invalidRequest, notFound } from "./api-error.js";
@@ -38,6 +39,7 @@ interface SubmitQuery {
   readonly allowPartial?: boolean | undefined;
   readonly batchId?: string | undefined;
   readonly notBefore?: string | undefined;
+  readonly priority?: JobPriority | undefined;
 }
 
 /** Bulk batches: submit (JSON or CSV, dry run, partial), list, status, results, cancel. */
@@ -113,6 +115,7 @@ function registerSubmit(router: ApiRouter): void {
           ...(options.allowPartial !== undefined && { allowPartial: options.allowPartial }),
           ...(options.batchId !== undefined && { batchId: options.batchId }),
           ...(options.notBefore !== undefined && { notBefore: new Date(options.notBefore) }),
+          ...(options.priority !== undefined && { priority: options.priority }),
           submittedBy: caller.name,
         });
         audit({ batchId: report.batchId, created: report.created, accepted: report.accepted });

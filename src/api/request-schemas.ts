@@ -4,6 +4,7 @@ import { BATCH_STATES, type BatchState } from "../batches/batch-store.js";
 import { IdempotencyKey } from "../contract/headers.js";
 import { ACCOUNT_ALIAS_PATTERN } from "../queues/job-envelope.js";
 import { JOB_KIND_NAMES } from "../queues/job-kinds.js";
+import { JOB_PRIORITIES } from "../queues/lanes.js";
 import { RESULT_KINDS } from "../results/job-result.js";
 
 const flag = z.enum(["true", "false"]).transform((v) => v === "true");
@@ -44,6 +45,8 @@ export const SubmitBatchBody = z.strictObject({
   allowPartial: z.boolean().optional(),
   batchId: batchId.optional(),
   notBefore: notBefore.optional(),
+  /** The lane of the batch's jobs: `bulk` (the default) or `urgent`. */
+  priority: z.enum(JOB_PRIORITIES).optional(),
 });
 
 /** POST /v1/batches with a text/csv body: the same options as query parameters. */
@@ -54,6 +57,8 @@ export const SubmitBatchQuery = z.strictObject({
   allowPartial: flag.optional(),
   batchId: batchId.optional(),
   notBefore: notBefore.optional(),
+  /** The lane of the batch's jobs: `bulk` (the default) or `urgent`. */
+  priority: z.enum(JOB_PRIORITIES).optional(),
 });
 
 export const BatchParams = z.strictObject({ batchId });

@@ -5,6 +5,7 @@ import { deriveIdempotencyKey, jobIdFor } from "../queues/idempotency-key.js";
 import type { JobEnvelope } from "../queues/job-envelope.js";
 import { APPROVAL_HOLD_MS, MAX_SCHEDULE_AHEAD_MS } from "../queues/job-holds.js";
 import { type RowMoney, rowMoney } from "../queues/job-money.js";
+import type { JobPriority } from "../queues/lanes.js";
 import type { Producer } from "../queues/producer.js";
 import { CANCELLED_BY, CANCELLED_MAYBE_SENT } from "../queues/work-holds.js";
 import type { RedisConnection } from "../redis/connection.js";
@@ -98,6 +99,11 @@ export interface SubmitOptions {
   readonly notBefore?: Date;
   /** Who submits it (a token's name, or `cli`): the one who may not approve it. */
   readonly submittedBy?: string;
+  /**
+   * The lane of its jobs: `bulk` (the default), or `urgent` for a few rows that must not wait
+   * behind a payroll on the account (docs/pipeline.md, "Lanes").
+   */
+  readonly priority?: JobPriority;
 }
 
 export interface SubmitReport {
@@ -178,6 +184,7 @@ interface BatchTarget {
   readonly token: string;
   /** How long its jobs wait before they may run (approval or schedule), 0 for none. */
   readonly delayMs: number;
+  readonly lane: JobPriority;
 }
 
 /**
@@ -314,7 +321,7 @@ export class Batches {
           await this.#subtractTotals(keys.meta, moneyOf(held, [...raced]).values());
       }
       await this.#writeIssueLines(keys.rows, issues);
-      const target = { kind, account, batchId, token, delayMs };
+      const target = { kind, account, batchId, token, delayMs, lane: options.priority ?? "bulk" };
       // A key taken by another request since the check: that row is an issue, the others go on.
       const refused = await this.#sendAll(target, held, valid, lease);
       if (refused.length > 0) {
@@ -496,7 +503,7 @@ export class Batches {
       throw new BatchSubmissionBusyError(batchId, "taken_over");
     const { reused } = await this.#options.producer.enqueueUnlessReused(
       envelopes,
-      "bulk",
+      batch.lane,
       batch.delayMs,
     );
     const issues = reused.map((j) => keyReuseIssue(envelopes[j] as JobEnvelope));

@@ -6,6 +6,7 @@ import { BATCH_KIND_NAMES, type BatchKind } from "../batches/batch-kinds.js";
 import { batchTemplate } from "../batches/batch-template.js";
 import { renderReport } from "../batches/report-format.js";
 import { namedOrOnlyAccount } from "../config.js";
+import { JOB_PRIORITIES, type JobPriority } from "../queues/lanes.js";
 import { CliError } from "./cli-error.js";
 import { EXIT } from "./exit-codes.js";
 import { fileRows } from "./file-rows.js";
@@ -23,6 +24,7 @@ interface SubmitFlags {
   readonly json: boolean;
   readonly batchId?: string;
   readonly notBefore?: string;
+  readonly priority?: JobPriority;
 }
 
 /** `--kind`: mandatory, one of the batch kinds (commander refuses others, listing them). */
@@ -115,6 +117,12 @@ function addSubmit(batch: Command): void {
       "--not-before <time>",
       "send nothing before this ISO 8601 time with its offset, such as 2026-12-01T09:00:00Z",
     )
+    .addOption(
+      new Option(
+        "--priority <lane>",
+        "the lane of its jobs: bulk (the default), or urgent for a few rows that must not wait behind a payroll",
+      ).choices(JOB_PRIORITIES),
+    )
     .action(
       runAction(async (file: string, flags: SubmitFlags) =>
         withOperator(async (op) => {
@@ -131,6 +139,7 @@ function addSubmit(batch: Command): void {
             allowPartial: flags.allowPartial,
             ...(flags.batchId !== undefined && { batchId: flags.batchId }),
             ...(flags.notBefore !== undefined && { notBefore: notBeforeOf(flags.notBefore) }),
+            ...(flags.priority !== undefined && { priority: flags.priority }),
             submittedBy: CLI_SUBMITTER,
           });
           const final =

@@ -171,8 +171,14 @@ const CASES: readonly Case[] = [
   {
     method: "POST",
     path: "/v1/batches",
-    body: { kind: "payout.bank", rows: [{}], priority: 1 },
-    names: "body.priority: unknown field",
+    body: { kind: "payout.bank", rows: [{}], urgency: 1 },
+    names: "body.urgency: unknown field",
+  },
+  {
+    method: "POST",
+    path: "/v1/batches",
+    body: { kind: "payout.bank", rows: [{}], priority: "asap" },
+    names: "body.priority",
   },
   {
     method: "POST",
