@@ -45,4 +45,44 @@ describe("jobs queued by a release before lanes", () => {
     await p.waitForResults(41, 30_000);
     await queue.close();
   });
+
+  it("are moved from the paused list and the delayed set too: a confirmation to the lookup lane, rows to bulk", async () => {
+    const queue = new Queue(accountQueueName(p.space(), "default"), {
+      connection: p.connection(),
+      prefix: p.config().redisPrefix,
+    });
+    try {
+      const add = async (input: JobInput, data: object, delay?: number) => {
+        const envelope = p.producer().envelopeOf(input);
+        const jobId = p.producer().jobIdOf(input);
+        await queue.add(envelope.kind, { envelope, ...data }, { jobId, ...(delay && { delay }) });
+        return jobId;
+      };
+      // An account paused at the upgrade: BullMQ keeps its waiting jobs in the paused list.
+      await queue.pause();
+      const [paused] = payoutBatch("paused-before-lanes", 1);
+      const pausedId = await add(paused as JobInput, {});
+      // A row waiting out a backoff, and a payout confirming a PENDING answer.
+      const [row, confirming] = payoutBatch("delayed-before-lanes", 2);
+      const rowId = await add(row as JobInput, {}, 600_000);
+      const confirmingId = await add(
+        confirming as JobInput,
+        { state: { phase: "confirm", upstreamId: "t-1", pendingSince: Date.now(), lookups: 0 } },
+        600_000,
+      );
+      expect((await queue.getJob(pausedId))?.priority).toBe(0);
+
+      await p.startMoreWorkers();
+      expect((await queue.getJob(pausedId))?.priority).toBe(LANE_PRIORITY.bulk);
+      expect((await queue.getJob(rowId))?.priority).toBe(LANE_PRIORITY.bulk);
+      expect((await queue.getJob(confirmingId))?.priority).toBe(LANE_PRIORITY.lookup);
+      // Still where they were: paused, and delayed until their time.
+      expect(await queue.getJobState(pausedId)).toBe("prioritized");
+      expect(await queue.getJobState(rowId)).toBe("delayed");
+      for (const id of [rowId, confirmingId]) await (await queue.getJob(id))?.remove();
+    } finally {
+      await queue.resume();
+      await queue.close();
+    }
+  });
 });
