@@ -139,10 +139,13 @@ export class PaymentsClient {
   /**
    * Calls operation `id` and returns the whole success envelope. A 2xx is checked only for what
    * the spec promises (`success`, `message`, `data` an object or absent): it is a definite answer.
+   * `signal` abandons the request: before it leaves (still connecting), nothing is sent; after,
+   * its answer is lost and the request may have had its effect.
    */
   async send<K extends OperationId>(
     id: K,
     input: OperationInput<Operations[K]>,
+    options: { readonly signal?: AbortSignal | undefined } = {},
   ): Promise<EnvelopeAnswer> {
     // A closed pool would fail the request in a way that reads as "may have reached the server".
     if (this.closed) {
@@ -184,6 +187,7 @@ export class PaymentsClient {
         body,
         headersTimeout: this.#requestTimeoutMs,
         bodyTimeout: this.#requestTimeoutMs,
+        ...(options.signal !== undefined && { signal: options.signal }),
       });
     } catch (error) {
       throw toTransportError(error, id);

@@ -44,7 +44,7 @@ export function callUpstream(
  * an error: it must not be sent again.
  */
 async function callOnce(metrics: PipelineMetrics, run: JobRun): Promise<Call> {
-  const { client, envelope, state } = run;
+  const { client, envelope, state, signal } = run;
   const operation =
     state.phase === "confirm" ? JOB_KINDS[envelope.kind].lookup : run.spec.operation;
   const labels = { account: envelope.account, operation };
@@ -55,8 +55,8 @@ async function callOnce(metrics: PipelineMetrics, run: JobRun): Promise<Call> {
   try {
     answer =
       state.phase === "confirm"
-        ? await lookUp(client, envelope, state.upstreamId as string)
-        : await submit(client, envelope);
+        ? await lookUp(client, envelope, state.upstreamId as string, { signal })
+        : await submit(client, envelope, { signal });
   } catch (error) {
     metrics.upstreamRequests.inc({ ...labels, status_class: statusClass(error) });
     failure = error;

@@ -88,6 +88,9 @@ export function createJobProcessor(deps: ProcessorDeps, worker: () => Worker) {
     const firstStartedAt = run.state.firstStartedAt ?? job.processedOn ?? Date.now();
     const call = await callUpstream(deps, run);
     if (unsentAtShutdown(run.client, call.outcome)) return handBack(deps, run);
+    // This worker lost the job while its request was out, and has no answer (the request was
+    // abandoned): the job's new owner decides; nothing of this run is recorded.
+    if (call.outcome.type === "error") stopIfAborted(job, signal);
 
     const action = classify(call.outcome, classifyContextOf(run));
     deps.tracer.annotate(facts, { [ATTR.action]: action.type });

@@ -72,16 +72,25 @@ async function definite(call: Promise<EnvelopeAnswer>): Promise<EnvelopeAnswer |
   }
 }
 
+/**
+ * What a run's request is abandoned on: the job's abort signal, which fires when this worker
+ * lost the job's lock (the job's new owner decides what to do with it).
+ */
+export interface CallOptions {
+  readonly signal?: AbortSignal | undefined;
+}
+
 /** Sends the job's request, with its key on idempotent operations. */
 export function submit(
   client: PaymentsClient,
   envelope: JobEnvelope,
+  options: CallOptions = {},
 ): Promise<EnvelopeAnswer | DefiniteAnswer> {
   const spec = JOB_KINDS[envelope.kind];
   const input = spec.idempotent
     ? { ...envelope.request, idempotencyKey: envelope.idempotencyKey }
     : envelope.request;
-  return definite(client.send(spec.operation, input as never));
+  return definite(client.send(spec.operation, input as never, options));
 }
 
 /** Looks up the outcome of a submission that answered PENDING. */
@@ -89,20 +98,25 @@ export function lookUp(
   client: PaymentsClient,
   envelope: JobEnvelope,
   upstreamId: string,
+  options: CallOptions = {},
 ): Promise<EnvelopeAnswer | DefiniteAnswer> {
   switch (JOB_KINDS[envelope.kind].lookup) {
     case "transaction":
-      return definite(client.send("getTransaction", { params: { transactionId: upstreamId } }));
+      return definite(
+        client.send("getTransaction", { params: { transactionId: upstreamId } }, options),
+      );
     case "stable-transaction": {
       const { subAccountId } = (envelope.request as { params: { subAccountId: string } }).params;
       return definite(
-        client.send("getStableTransaction", {
-          params: { subAccountId, transactionId: upstreamId },
-        }),
+        client.send(
+          "getStableTransaction",
+          { params: { subAccountId, transactionId: upstreamId } },
+          options,
+        ),
       );
     }
     case "order":
-      return definite(client.send("getOrder", { params: { orderId: upstreamId } }));
+      return definite(client.send("getOrder", { params: { orderId: upstreamId } }, options));
     default:
       throw new Error(`${envelope.kind} has nothing to look up`);
   }

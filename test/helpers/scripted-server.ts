@@ -29,6 +29,8 @@ export type Reply =
 export interface ScriptedServer {
   readonly baseUrl: string;
   readonly requests: RecordedRequest[];
+  /** How many requests answered `hang` saw their client close the connection. */
+  abandoned(): number;
   /**
    * Sets how the next requests are answered (the last reply repeats); a function answers each
    * request as it arrives, given it and the requests before it.
@@ -43,6 +45,7 @@ export interface ScriptedServer {
 export async function startScriptedServer(): Promise<ScriptedServer> {
   const requests: RecordedRequest[] = [];
   const sockets = new Set<Socket>();
+  let abandoned = 0;
   let current: Reply | ((request: RecordedRequest, earlier: readonly RecordedRequest[]) => Reply) =
     {
       status: 200,
@@ -61,7 +64,12 @@ export async function startScriptedServer(): Promise<ScriptedServer> {
       };
       const reply = typeof current === "function" ? current(request, [...requests]) : current;
       requests.push(request);
-      if ("hang" in reply) return;
+      if ("hang" in reply) {
+        res.once("close", () => {
+          if (!res.writableEnded) abandoned += 1;
+        });
+        return;
+      }
       if ("drop" in reply) {
         req.socket.destroy();
         return;
@@ -79,6 +87,7 @@ export async function startScriptedServer(): Promise<ScriptedServer> {
   return {
     baseUrl: `http://127.0.0.1:${port}/api/v1`,
     requests,
+    abandoned: () => abandoned,
     reply(next) {
       current = next;
     },
