@@ -25,10 +25,10 @@ describe("RateGate", () => {
     expect(delays[0]).toBeLessThan(1);
     // The first request leaves alone and the other eleven together in the next call, whose
     // delays count from a clock that has moved on by at most the time all of this took (and
-    // from a schedule Redis stored with 0.1 ms of precision: Lua's 14 significant digits).
+    // from a schedule Redis stores to the microsecond).
     const first = (delays[1] as number) - (delays[0] as number);
     expect(first).toBeGreaterThan(20 - elapsed);
-    expect(first).toBeLessThanOrEqual(20.05);
+    expect(first).toBeLessThanOrEqual(20.001);
     for (let i = 2; i < delays.length; i += 1) {
       expect((delays[i] as number) - (delays[i - 1] as number)).toBeCloseTo(20, 2);
     }
@@ -96,5 +96,21 @@ describe("RateGate", () => {
     );
     expect(a).toBeLessThan(1);
     expect(b).toBeLessThan(1);
+  });
+
+  it("spaces a fast account's slots by the whole interval when each is reserved in a call of its own", async () => {
+    const gate = new RateGate(redis.connect(), `${redis.prefix}:f`, 40);
+    // 3,000 per second: a slot every 1040 / 3000 = 0.3467 ms. The first request takes 60 slots,
+    // so every later one is reserved from the stored schedule, not from Redis's clock.
+    const interval = 1040 / 3000;
+    expect((await gate.reserve("fast", 3000, 60)).reserved).toBe(true);
+    const at: number[] = [];
+    for (let i = 0; i < 60; i += 1) {
+      const slot = await gate.reserve("fast", 3000);
+      if (!slot.reserved) throw new Error(`not reserved: ${JSON.stringify(slot)}`);
+      at.push(slot.at);
+    }
+    for (let i = 1; i < at.length; i += 1)
+      expect((at[i] as number) - (at[i - 1] as number)).toBeGreaterThanOrEqual(interval - 0.001);
   });
 });

@@ -33,7 +33,8 @@ for i = 1, (#KEYS - 3) / 2 do
   local token = ARGV[a + 1]
   local mine = true
   if ARGV[a + 3] == '1' then
-    mine = redis.call('ZREMRANGEBYSCORE', KEYS[3], at - 0.05, at + 0.05) > 0
+    -- Reserved with its time to the microsecond (msText): this slot's member alone.
+    mine = redis.call('ZREMRANGEBYSCORE', KEYS[3], at - 0.0005, at + 0.0005) > 0
   end
   if token ~= '' and not ${lockHeld("KEYS[k]", "token")} then
     answer(5, 0)

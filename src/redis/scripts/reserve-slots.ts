@@ -1,4 +1,4 @@
-import { BATCH_HOLD, lockHeld, sentRecorded } from "./fragments.js";
+import { BATCH_HOLD, lockHeld, MS_TEXT, sentRecorded } from "./fragments.js";
 import type { Script } from "./script.js";
 
 /**
@@ -37,6 +37,7 @@ import type { Script } from "./script.js";
 export const RESERVE_SLOTS: Script = {
   name: "moneyqReserveSlots",
   lua: `${BATCH_HOLD}
+${MS_TEXT}
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
 local interval = tonumber(ARGV[1])
@@ -56,8 +57,8 @@ local taken = false
 local out = {}
 local function answer(status, value, at)
   out[#out + 1] = status
-  out[#out + 1] = tostring(value)
-  out[#out + 1] = tostring(at or 0)
+  out[#out + 1] = msText(value)
+  out[#out + 1] = msText(at or 0)
 end
 for i = 1, (#KEYS - 7) / 3 do
   local k = 8 + 3 * (i - 1)
@@ -102,7 +103,7 @@ for i = 1, (#KEYS - 7) / 3 do
         taken = true
         run = 0
         if delay >= 1 then
-          redis.call('ZADD', KEYS[7], start, tostring(start))
+          redis.call('ZADD', KEYS[7], msText(start), msText(start))
           added = true
         end
         answer(1, delay, start)
@@ -122,7 +123,7 @@ for i = 1, (#KEYS - 7) / 3 do
       if #first > 0 then
         redis.call('ZREM', KEYS[7], first[1])
         run = run + 1
-        answer(1, tonumber(first[2]) - now, first[2])
+        answer(1, tonumber(first[2]) - now, tonumber(first[2]))
       elseif delay > maxAhead then
         answer(0, delay - maxAhead)
       else
@@ -135,11 +136,11 @@ for i = 1, (#KEYS - 7) / 3 do
   end
 end
 if taken then
-  redis.call('SET', KEYS[1], tostring(tat), 'PX', math.ceil(tat - now) + 1000)
+  redis.call('SET', KEYS[1], msText(tat), 'PX', math.ceil(tat - now) + 1000)
 end
 -- Written only when changed: this script runs for every request of the account.
 if run ~= runBefore or bulkBy ~= bulkByBefore then
-  redis.call('HSET', KEYS[2], 'run', tostring(run), 'bulkBy', tostring(bulkBy))
+  redis.call('HSET', KEYS[2], 'run', tostring(run), 'bulkBy', msText(bulkBy))
   redis.call('PEXPIRE', KEYS[2], 60000)
 end
 if added then
