@@ -82,7 +82,9 @@ for i = 1, (#KEYS - 7) / 3 do
     answer(3, pausedMs)
   else
     local start = math.max(tat, now)
-    local delay = start - now
+    -- As the answer gives it (to the microsecond): the caller decides from that whether the
+    -- slot was reserved ahead, so this script must too.
+    local delay = tonumber(msText(start - now))
     if lane == 3 then
       local outranked = false
       if run < cap then
