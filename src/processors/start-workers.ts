@@ -142,20 +142,23 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
     ...(options.onResult && { onResult: options.onResult }),
   };
   // Jobs an earlier release queued without a lane would be fetched before every lane. A
-  // failure here (Redis away) leaves them where they are: fetched first, as before.
-  for (const [alias, queue] of queues) {
-    try {
-      const lockKey = lanePassKey(results.keyspace, alias);
-      const moved = await laneUnlanedJobs(queue, connection, lockKey);
-      if (moved > 0)
-        logger.info({ account: alias, jobs: moved }, "queued jobs moved into their lane");
-    } catch (error) {
-      logger.warn(
-        { account: alias, err: (error as Error).message },
-        "queued jobs not moved into their lane",
-      );
-    }
-  }
+  // failure here (Redis away) leaves them where they are: fetched first, as before. Accounts
+  // side by side: one account's backlog does not hold up the start of the others.
+  await Promise.all(
+    [...queues].map(async ([alias, queue]) => {
+      try {
+        const lockKey = lanePassKey(results.keyspace, alias);
+        const moved = await laneUnlanedJobs(queue, connection, lockKey);
+        if (moved > 0)
+          logger.info({ account: alias, jobs: moved }, "queued jobs moved into their lane");
+      } catch (error) {
+        logger.warn(
+          { account: alias, err: (error as Error).message },
+          "queued jobs not moved into their lane",
+        );
+      }
+    }),
+  );
   const workers = new Map(
     accountList.map((account) => [account.alias, startAccountWorker(account, deps, options)]),
   );

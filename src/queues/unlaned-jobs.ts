@@ -28,21 +28,16 @@ export function laneOfUnlaned(job: Job<JobData>): Lane {
 }
 
 /**
- * Where jobs without a BullMQ priority wait: the wait list (the paused list while the account
- * is paused), both fetched before every prioritized job, and the delayed set (a backoff, a
- * confirmation, a schedule), from which a due job goes to the wait list.
- */
-const UNLANED_HOMES = ["wait", "paused", "delayed"] as const;
-
-/**
  * Moves the jobs of `queue` that have no BullMQ priority (enqueued by a release before lanes)
  * into their lane, oldest first, a chunk at a time. BullMQ fetches its wait list before every
- * prioritized job, so a backlog left there (or coming due from the delayed set, or back from
- * the paused list when the account resumes) would hold up every lookup and urgent job until it
- * is done. One process at a time per account (`lockKey`); another process that starts
- * meanwhile leaves the pass to the one under way. Safe against workers fetching at the same
- * time: a job already taken keeps running, with its new priority recorded. Returns how many
- * jobs were moved.
+ * prioritized job, so a backlog left there would hold up every lookup and urgent job until it
+ * is done; so would one in the paused list (an account paused at the upgrade), back in the wait
+ * list when the account resumes, and a delayed job (a backoff, a schedule, a confirmation),
+ * which goes to the wait list when due. The delayed set goes first: a job that comes due
+ * meanwhile is found in the lists after. One process at a time per account (`lockKey`);
+ * another process that starts meanwhile leaves the pass to the one under way. Safe against
+ * workers fetching at the same time: a job already taken keeps running, with its new priority
+ * recorded; a job that ends meanwhile is passed over. Returns how many jobs were moved.
  */
 export async function laneUnlanedJobs(
   queue: Queue,
@@ -51,9 +46,11 @@ export async function laneUnlanedJobs(
 ): Promise<number> {
   const token = randomUUID();
   if ((await connection.set(lockKey, token, "PX", PASS_LOCK_MS, "NX")) === null) return 0;
+  const renew = () => connection.pexpire(lockKey, PASS_LOCK_MS);
   let moved = 0;
   try {
-    for (const home of UNLANED_HOMES) moved += await laneJobsIn(queue, home, connection, lockKey);
+    moved += await laneDelayed(queue, connection, renew);
+    for (const list of ["paused", "wait"] as const) moved += await laneList(queue, list, renew);
   } finally {
     defineScripts(connection, DELETE_IF_HELD);
     await (connection as UnlockingRedis).moneyqDeleteIfHeld(lockKey, token);
@@ -61,31 +58,76 @@ export async function laneUnlanedJobs(
   return moved;
 }
 
-/** One home's pass: a chunk at a time, the pass's lock renewed after each. */
-async function laneJobsIn(
+/** Gives each job its lane; returns how many moved (a job that ended meanwhile does not). */
+async function lane(jobs: readonly Job<JobData>[]): Promise<number> {
+  const settled = await Promise.allSettled(
+    jobs.map((job) => job.changePriority({ priority: LANE_PRIORITY[laneOfUnlaned(job)] })),
+  );
+  return settled.filter((s) => s.status === "fulfilled").length;
+}
+
+/**
+ * The wait or paused list, a chunk at a time. A job given its lane leaves the list; one that
+ * has a priority already (a replay, for a moment) or could not move is read past.
+ */
+async function laneList(
   queue: Queue,
-  home: (typeof UNLANED_HOMES)[number],
-  connection: RedisConnection,
-  lockKey: string,
+  list: "wait" | "paused",
+  renew: () => Promise<unknown>,
 ): Promise<number> {
   let moved = 0;
-  // Jobs with a priority are not in the lists, except for a moment (a replay): skipped. A
-  // delayed job keeps its place (only its priority changes), so the whole chunk is passed.
   let skipped = 0;
   for (;;) {
     const jobs = (await queue.getJobs(
-      [home],
+      [list],
       skipped,
       skipped + CHUNK - 1,
       true,
     )) as Job<JobData>[];
     if (jobs.length === 0) return moved;
-    const unlaned = jobs.filter((job) => !job.priority);
-    await Promise.all(
-      unlaned.map((job) => job.changePriority({ priority: LANE_PRIORITY[laneOfUnlaned(job)] })),
+    const done = await lane(jobs.filter((job) => !job.priority));
+    moved += done;
+    skipped += jobs.length - done;
+    await renew();
+  }
+}
+
+/**
+ * The delayed set, paged by score (due jobs leave its head while the pass runs, so an index
+ * would skip some), reading only each job's priority: most delayed jobs (lookups, backoffs,
+ * scheduled rows) have their lane, and only those without one are loaded.
+ */
+async function laneDelayed(
+  queue: Queue,
+  connection: RedisConnection,
+  renew: () => Promise<unknown>,
+): Promise<number> {
+  let moved = 0;
+  let from = "-inf";
+  // Members of the last page that had its last score: a next page with the same score skips them.
+  let sameScore = 0;
+  for (;;) {
+    const page = await connection.zrangebyscore(
+      queue.keys.delayed as string,
+      from,
+      "+inf",
+      "WITHSCORES",
+      "LIMIT",
+      sameScore,
+      CHUNK,
     );
-    moved += unlaned.length;
-    skipped += home === "delayed" ? jobs.length : jobs.length - unlaned.length;
-    await connection.pexpire(lockKey, PASS_LOCK_MS);
+    if (page.length === 0) return moved;
+    const ids = page.filter((_, i) => i % 2 === 0);
+    const last = page[page.length - 1] as string;
+    sameScore =
+      (from === last ? sameScore : 0) + page.filter((v, i) => i % 2 === 1 && v === last).length;
+    from = last;
+    const priorities = await Promise.all(
+      ids.map((id) => connection.hget(queue.toKey(id), "priority")),
+    );
+    const unlaned = ids.filter((_, i) => !Number(priorities[i] ?? 0));
+    const jobs = await Promise.all(unlaned.map((id) => queue.getJob(id)));
+    moved += await lane(jobs.filter((job): job is Job<JobData> => job !== undefined));
+    await renew();
   }
 }
