@@ -6,6 +6,7 @@ import {
   BatchIdReusedError,
   BatchNotCancellableError,
   BatchNotFoundError,
+  BatchPriorityError,
   BatchRefusedError,
   BatchScheduleError,
   BatchSubmissionBusyError,
@@ -170,6 +171,10 @@ function submitError(error: unknown): unknown {
     });
   if (error instanceof BatchIdReusedError || error instanceof BatchSubmissionBusyError)
     return new ApiError(409, error.code, error.message);
+  if (error instanceof BatchPriorityError)
+    return new ApiError(400, "invalid_request", error.message, {
+      details: [{ field: "priority", rule: error.message.replace(/^priority: /, "") }],
+    });
   if (error instanceof BatchScheduleError)
     return new ApiError(400, "invalid_request", error.message, {
       details: [{ field: "notBefore", rule: error.message.replace(/^notBefore: /, "") }],

@@ -132,6 +132,18 @@ export class BatchDecisionError extends Error {
   }
 }
 
+/**
+ * An urgent batch larger than MAX_URGENT_BATCH_ROWS: its rows would fill the urgent lane, and
+ * every single urgent job enqueued after them would wait behind them.
+ */
+export class BatchPriorityError extends Error {
+  readonly code = "invalid_priority";
+  constructor(rule: string) {
+    super(`priority: ${rule}`);
+    this.name = "BatchPriorityError";
+  }
+}
+
 /** A `notBefore` that is not a time, or is too far ahead. */
 export class BatchScheduleError extends Error {
   readonly code = "invalid_not_before";

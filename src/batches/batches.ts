@@ -22,6 +22,7 @@ import {
   BatchDecisionError,
   BatchIdReusedError,
   BatchNotFoundError,
+  BatchPriorityError,
   BatchRefusedError,
   BatchScheduleError,
   BatchSubmissionBusyError,
@@ -176,6 +177,12 @@ const PENDING_KEY = "pending";
 type Held = HeldRows<JobEnvelope["request"]>;
 
 /** Where a submission's rows go. */
+/**
+ * The most rows an urgent batch may have: urgent jobs are served in the order they came, so a
+ * single urgent job enqueued after an urgent batch waits behind all its rows.
+ */
+export const MAX_URGENT_BATCH_ROWS = 100;
+
 interface BatchTarget {
   readonly kind: BatchKind;
   readonly account: string;
@@ -232,6 +239,10 @@ export class Batches {
     const { account, kind } = options;
     const notBeforeMs = scheduleOf(options.notBefore);
     const { rows, held, issues } = await this.#read(options);
+    if (options.priority === "urgent" && rows > MAX_URGENT_BATCH_ROWS)
+      throw new BatchPriorityError(
+        `urgent: at most ${MAX_URGENT_BATCH_ROWS} rows (this batch has ${rows}); a larger batch is bulk`,
+      );
     const batchId = options.batchId ?? this.#batchIdOf(account, options.source.digest());
     const earlier = await this.#heldElsewhere(account, batchId, held);
     // Any row's key may be held already: by this batch id sent before, or by a job enqueued alone.

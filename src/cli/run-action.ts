@@ -3,7 +3,9 @@ import {
   BatchIdReusedError,
   BatchNotCancellableError,
   BatchNotFoundError,
+  BatchPriorityError,
   BatchRefusedError,
+  BatchScheduleError,
   BatchSubmissionBusyError,
 } from "../batches/batch-errors.js";
 import { ConfigError } from "../config.js";
@@ -32,6 +34,8 @@ function explain(error: unknown): { message: string; code: number } | undefined 
     error instanceof BatchNotCancellableError ||
     error instanceof BatchIdReusedError ||
     error instanceof BatchSubmissionBusyError ||
+    error instanceof BatchScheduleError ||
+    error instanceof BatchPriorityError ||
     error instanceof ReplayConflictError ||
     error instanceof RedisUnavailableError
   )

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Queue } from "bullmq";
 import { describe, expect, it } from "vitest";
+import { MAX_URGENT_BATCH_ROWS } from "../../src/batches/batches.js";
 import { deriveIdempotencyKey, jobIdFor } from "../../src/queues/idempotency-key.js";
 import { accountQueueName } from "../../src/queues/queue-names.js";
 import { runCli } from "../helpers/cli.js";
@@ -109,5 +110,40 @@ describe("a batch's priority", () => {
     expect(refused.body.error.details).toEqual([
       expect.objectContaining({ field: "query.priority" }),
     ]);
+  });
+
+  it(`an urgent batch of more than ${MAX_URGENT_BATCH_ROWS} rows is refused whole, naming the rule, by the API and the CLI`, async () => {
+    const rows = MAX_URGENT_BATCH_ROWS + 1;
+    const refused = await submit("batchId=prio-large&priority=urgent", bankCsv("large", rows));
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.details).toEqual([
+      { field: "priority", rule: expect.stringContaining(`this batch has ${rows}`) },
+    ]);
+    const none = await h.api("GET", "/v1/batches/prio-large", { token: ALPHA_TOKEN });
+    expect(none.status).toBe(404);
+    const dir = await mkdtemp(join(tmpdir(), "moneyq-prio-"));
+    try {
+      const file = join(dir, "rows.csv");
+      await writeFile(file, bankCsv("large-cli", rows));
+      const cli = await runCli(
+        [
+          "batch",
+          "submit",
+          file,
+          "--kind",
+          "payout.bank",
+          "--account",
+          "alpha",
+          "--priority",
+          "urgent",
+        ],
+        h.env(),
+      );
+      expect(cli.code).toBe(2);
+      expect(cli.stderr).toContain(`priority: urgent: at most ${MAX_URGENT_BATCH_ROWS} rows`);
+      expect(cli.stderr).not.toMatch(/\bat \S+ \(/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

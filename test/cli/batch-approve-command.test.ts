@@ -125,6 +125,21 @@ describe("moneyq batch approve|reject", { timeout: 60_000 }, () => {
     ]);
     expect(bad.code).not.toBe(0);
     expect(bad.stderr).toContain("--not-before: must be an ISO 8601 time with its offset");
+    const far = await cli([
+      "batch",
+      "submit",
+      file,
+      "--kind",
+      "payout.bank",
+      "--account",
+      "alpha",
+      "--not-before",
+      "2099-01-01T00:00:00Z",
+    ]);
+    // The rule, not a stack trace.
+    expect(far.code).toBe(2);
+    expect(far.stderr).toContain("notBefore: at most 366 days ahead");
+    expect(far.stderr).not.toMatch(/\bat \S+ \(/);
     const submitted = await cli([
       "batch",
       "submit",
