@@ -1,5 +1,4 @@
 import type { Job, Worker } from "bullmq";
-import { PaymentsError } from "../client/errors.js";
 import type { JobData } from "../queues/job-data.js";
 import { endsCompleted } from "../results/job-result.js";
 import { ATTR, SPAN } from "../tracing/job-spans.js";
@@ -13,10 +12,6 @@ import type { ProcessorDeps } from "./processor-deps.js";
 import { holdKeyOf, type SlotAnswer, SlotTaker, slotRequestOf } from "./take-slot.js";
 import { checkJob, earlierResult } from "./validate-job.js";
 import { cancelledEnding, holdForWork } from "./work-hold.js";
-
-/** Whether the provider answered (an HTTP status arrived), as opposed to no answer at all. */
-const answered = (error: unknown): boolean =>
-  error instanceof PaymentsError && error.status !== undefined;
 
 const STOPPED_AFTER_SEND: Ending = {
   result: "needs_reconciliation",
@@ -93,10 +88,10 @@ export function createJobProcessor(deps: ProcessorDeps, worker: () => Worker) {
     const firstStartedAt = run.state.firstStartedAt ?? job.processedOn ?? Date.now();
     const call = await callUpstream(deps, run);
     if (unsentAtShutdown(run.client, call.outcome)) return handBack(deps, run);
-    // This worker lost the job while its request was out and has no answer (the request was
-    // abandoned): the job's new owner decides. A definite answer, even a refusal, is the
-    // provider's word and is acted on (a result is recorded once, first come).
-    if (call.outcome.type === "error" && !answered(call.outcome.error)) stopIfAborted(job, signal);
+    // This worker lost the job while its request was out: the job's new owner decides, and
+    // nothing of this run is recorded. Not even a refusal: a payout refused now may be accepted
+    // under the same key when the new owner sends it again, and a recorded "failed" would win.
+    if (call.outcome.type === "error") stopIfAborted(job, signal);
 
     const action = classify(call.outcome, classifyContextOf(run));
     deps.tracer.annotate(facts, { [ATTR.action]: action.type });
