@@ -58,11 +58,19 @@ export async function laneUnlanedJobs(
   return moved;
 }
 
-/** Gives each job its lane; returns how many moved (a job that ended meanwhile does not). */
+/**
+ * Gives each job its lane; returns how many moved. A job that ended meanwhile (BullMQ: no key
+ * for it any more) is passed over; any other failure stops the pass, to be logged.
+ */
 async function lane(jobs: readonly Job<JobData>[]): Promise<number> {
   const settled = await Promise.allSettled(
     jobs.map((job) => job.changePriority({ priority: LANE_PRIORITY[laneOfUnlaned(job)] })),
   );
+  const failed = settled.find(
+    (s): s is PromiseRejectedResult =>
+      s.status === "rejected" && !String(s.reason?.message).startsWith("Missing key for job"),
+  );
+  if (failed) throw failed.reason;
   return settled.filter((s) => s.status === "fulfilled").length;
 }
 
@@ -104,8 +112,9 @@ async function laneDelayed(
 ): Promise<number> {
   let moved = 0;
   let from = "-inf";
-  // Members of the last page that had its last score: a next page with the same score skips them.
-  let sameScore = 0;
+  // The members read so far at the last page's last score: the next page starts at that score
+  // (a member may have left the set since, so no offset can be trusted) and passes them over.
+  let seen = new Set<string>();
   for (;;) {
     const page = await connection.zrangebyscore(
       queue.keys.delayed as string,
@@ -113,14 +122,16 @@ async function laneDelayed(
       "+inf",
       "WITHSCORES",
       "LIMIT",
-      sameScore,
-      CHUNK,
+      0,
+      CHUNK + seen.size,
     );
-    if (page.length === 0) return moved;
-    const ids = page.filter((_, i) => i % 2 === 0);
+    const ids: string[] = [];
+    for (let i = 0; i < page.length; i += 2)
+      if (!seen.has(page[i] as string)) ids.push(page[i] as string);
+    if (ids.length === 0) return moved;
     const last = page[page.length - 1] as string;
-    sameScore =
-      (from === last ? sameScore : 0) + page.filter((v, i) => i % 2 === 1 && v === last).length;
+    if (last !== from) seen = new Set();
+    for (let i = 0; i < page.length; i += 2) if (page[i + 1] === last) seen.add(page[i] as string);
     from = last;
     const priorities = await Promise.all(
       ids.map((id) => connection.hget(queue.toKey(id), "priority")),
