@@ -6,7 +6,7 @@ import { defineScripts } from "../redis/scripts/script.js";
 import type { JobData } from "./job-data.js";
 import { LANE_PRIORITY, type Lane } from "./lanes.js";
 
-/** Jobs moved per round (one LRANGE, then their changePriority calls together). */
+/** Jobs read per round (one LRANGE or ZRANGEBYSCORE), then given their lanes together. */
 const CHUNK = 1_000;
 /** How long one process holds an account's pass against the others, renewed each round. */
 const PASS_LOCK_MS = 60_000;
