@@ -6,9 +6,8 @@ import {
   BatchIdReusedError,
   BatchNotCancellableError,
   BatchNotFoundError,
-  BatchPriorityError,
+  BatchOptionError,
   BatchRefusedError,
-  BatchScheduleError,
   BatchSubmissionBusyError,
 } from "../batches/batch-errors.js";
 import type { BatchKind } from "../batches/batch-kinds.js";
@@ -171,13 +170,9 @@ function submitError(error: unknown): unknown {
     });
   if (error instanceof BatchIdReusedError || error instanceof BatchSubmissionBusyError)
     return new ApiError(409, error.code, error.message);
-  if (error instanceof BatchPriorityError)
+  if (error instanceof BatchOptionError)
     return new ApiError(400, "invalid_request", error.message, {
-      details: [{ field: "priority", rule: error.message.replace(/^priority: /, "") }],
-    });
-  if (error instanceof BatchScheduleError)
-    return new ApiError(400, "invalid_request", error.message, {
-      details: [{ field: "notBefore", rule: error.message.replace(/^notBefore: /, "") }],
+      details: [{ field: error.field, rule: error.rule }],
     });
   return error;
 }

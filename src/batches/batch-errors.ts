@@ -133,22 +133,17 @@ export class BatchDecisionError extends Error {
 }
 
 /**
- * An urgent batch larger than MAX_URGENT_BATCH_ROWS: its rows would fill the urgent lane, and
- * every single urgent job enqueued after them would wait behind them.
+ * A batch option that breaks its rule: a `notBefore` that is not a time or is too far ahead,
+ * or an urgent `priority` on a batch larger than MAX_URGENT_BATCH_ROWS.
  */
-export class BatchPriorityError extends Error {
-  readonly code = "invalid_priority";
-  constructor(rule: string) {
-    super(`priority: ${rule}`);
-    this.name = "BatchPriorityError";
-  }
-}
-
-/** A `notBefore` that is not a time, or is too far ahead. */
-export class BatchScheduleError extends Error {
-  readonly code = "invalid_not_before";
-  constructor(rule: string) {
-    super(`notBefore: ${rule}`);
-    this.name = "BatchScheduleError";
+export class BatchOptionError extends Error {
+  readonly code = "invalid_option";
+  readonly field: "notBefore" | "priority";
+  readonly rule: string;
+  constructor(field: BatchOptionError["field"], rule: string) {
+    super(`${field}: ${rule}`);
+    this.name = "BatchOptionError";
+    this.field = field;
+    this.rule = rule;
   }
 }

@@ -22,9 +22,8 @@ import {
   BatchDecisionError,
   BatchIdReusedError,
   BatchNotFoundError,
-  BatchPriorityError,
+  BatchOptionError,
   BatchRefusedError,
-  BatchScheduleError,
   BatchSubmissionBusyError,
   type RowIssue,
 } from "./batch-errors.js";
@@ -240,7 +239,8 @@ export class Batches {
     const notBeforeMs = scheduleOf(options.notBefore);
     const { rows, held, issues } = await this.#read(options);
     if (options.priority === "urgent" && rows > MAX_URGENT_BATCH_ROWS)
-      throw new BatchPriorityError(
+      throw new BatchOptionError(
+        "priority",
         `urgent: at most ${MAX_URGENT_BATCH_ROWS} rows (this batch has ${rows}); a larger batch is bulk`,
       );
     const batchId = options.batchId ?? this.#batchIdOf(account, options.source.digest());
@@ -856,13 +856,13 @@ function moneyOf(held: Held, indices: Iterable<number>): Map<number, RowMoney> {
   return out;
 }
 
-/** A batch's `notBefore` in ms, checked: BatchScheduleError if it is too far ahead. */
+/** A batch's `notBefore` in ms, checked: BatchOptionError if it is too far ahead. */
 function scheduleOf(notBefore: Date | undefined): number | undefined {
   if (notBefore === undefined) return undefined;
   const ms = notBefore.getTime();
-  if (!Number.isFinite(ms)) throw new BatchScheduleError("must be a valid instant");
+  if (!Number.isFinite(ms)) throw new BatchOptionError("notBefore", "must be a valid instant");
   if (ms - Date.now() > MAX_SCHEDULE_AHEAD_MS)
-    throw new BatchScheduleError("at most 366 days ahead");
+    throw new BatchOptionError("notBefore", "at most 366 days ahead");
   return ms;
 }
 

@@ -3,9 +3,8 @@ import {
   BatchIdReusedError,
   BatchNotCancellableError,
   BatchNotFoundError,
-  BatchPriorityError,
+  BatchOptionError,
   BatchRefusedError,
-  BatchScheduleError,
   BatchSubmissionBusyError,
 } from "../batches/batch-errors.js";
 import { ConfigError } from "../config.js";
@@ -34,8 +33,7 @@ function explain(error: unknown): { message: string; code: number } | undefined 
     error instanceof BatchNotCancellableError ||
     error instanceof BatchIdReusedError ||
     error instanceof BatchSubmissionBusyError ||
-    error instanceof BatchScheduleError ||
-    error instanceof BatchPriorityError ||
+    error instanceof BatchOptionError ||
     error instanceof ReplayConflictError ||
     error instanceof RedisUnavailableError
   )
