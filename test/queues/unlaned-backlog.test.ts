@@ -3,6 +3,8 @@ import { describe, expect, it } from "vitest";
 import type { JobInput } from "../../src/queues/job-envelope.js";
 import { LANE_PRIORITY } from "../../src/queues/lanes.js";
 import { accountQueueName } from "../../src/queues/queue-names.js";
+import { laneUnlanedJobs } from "../../src/queues/unlaned-jobs.js";
+import { lanePassKey } from "../../src/redis/keys.js";
 import { payoutBatch } from "../fixtures/batches.js";
 import { usePipeline } from "../helpers/pipeline.js";
 
@@ -72,15 +74,16 @@ describe("jobs queued by a release before lanes", () => {
       );
       expect((await queue.getJob(pausedId))?.priority).toBe(0);
 
-      await p.startMoreWorkers();
+      // The pass a worker start runs (the first case starts workers), called alone: a further
+      // set of workers would only add connections to close.
+      const moved = await laneUnlanedJobs(queue, p.connection(), lanePassKey(p.space(), "default"));
+      expect(moved).toBe(3);
       expect((await queue.getJob(pausedId))?.priority).toBe(LANE_PRIORITY.bulk);
       expect((await queue.getJob(rowId))?.priority).toBe(LANE_PRIORITY.bulk);
       expect((await queue.getJob(confirmingId))?.priority).toBe(LANE_PRIORITY.lookup);
       // Still where they were: paused, and delayed until their time.
       expect(await queue.getJobState(pausedId)).toBe("prioritized");
       expect(await queue.getJobState(rowId)).toBe("delayed");
-      // Removed before the account resumes: a job running while the test file closes its
-      // connections would fail on a closed connection.
       for (const id of [pausedId, rowId, confirmingId]) await (await queue.getJob(id))?.remove();
     } finally {
       await queue.resume();
