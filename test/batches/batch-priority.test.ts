@@ -17,6 +17,10 @@ const h = useService({
   MONEYQ_CONFIRM_FIRST_DELAY_MS: "600000",
 });
 
+/** `moneyq batch submit FILE --kind payout.bank`, with more flags. */
+const submitFile = (file: string, flags: readonly string[]) =>
+  runCli(["batch", "submit", file, "--kind", "payout.bank", ...flags], h.env());
+
 const submit = (query: string, csv: string) =>
   h.api("POST", `/v1/batches?kind=payout.bank&${query}`, { token: ALPHA_TOKEN, csv });
 
@@ -67,22 +71,14 @@ describe("a batch's priority", () => {
     try {
       const file = join(dir, "rows.csv");
       await writeFile(file, bankCsv("cli", 2));
-      const cli = await runCli(
-        [
-          "batch",
-          "submit",
-          file,
-          "--kind",
-          "payout.bank",
-          "--account",
-          "alpha",
-          "--batch-id",
-          "prio-cli",
-          "--priority",
-          "urgent",
-        ],
-        h.env(),
-      );
+      const cli = await submitFile(file, [
+        "--account",
+        "alpha",
+        "--batch-id",
+        "prio-cli",
+        "--priority",
+        "urgent",
+      ]);
       expect(cli.code, cli.stderr).toBe(0);
       const queue = new Queue(accountQueueName(h.space(), "alpha"), {
         connection: h.redis(),
@@ -96,10 +92,7 @@ describe("a batch's priority", () => {
       } finally {
         await queue.close();
       }
-      const bad = await runCli(
-        ["batch", "submit", file, "--kind", "payout.bank", "--priority", "asap"],
-        h.env(),
-      );
+      const bad = await submitFile(file, ["--priority", "asap"]);
       expect(bad.code).not.toBe(0);
       expect(bad.stderr).toMatch(/--priority.*asap.*urgent, bulk/s);
     } finally {
@@ -125,20 +118,7 @@ describe("a batch's priority", () => {
     try {
       const file = join(dir, "rows.csv");
       await writeFile(file, bankCsv("large-cli", rows));
-      const cli = await runCli(
-        [
-          "batch",
-          "submit",
-          file,
-          "--kind",
-          "payout.bank",
-          "--account",
-          "alpha",
-          "--priority",
-          "urgent",
-        ],
-        h.env(),
-      );
+      const cli = await submitFile(file, ["--account", "alpha", "--priority", "urgent"]);
       expect(cli.code).toBe(2);
       expect(cli.stderr).toContain(`priority: urgent: at most ${MAX_URGENT_BATCH_ROWS} rows`);
       expect(cli.stderr).not.toMatch(/\bat \S+ \(/);
