@@ -112,48 +112,28 @@ describe("moneyq batch approve|reject", { timeout: 60_000 }, () => {
     const file = join(dir, "later.csv");
     await writeFile(file, bankCsv("clilater", 2));
     const notBefore = new Date(Date.now() + 60_000).toISOString();
-    const bad = await cli([
-      "batch",
-      "submit",
-      file,
-      "--kind",
-      "payout.bank",
-      "--account",
-      "alpha",
-      "--not-before",
-      "soon",
-    ]);
+    const submitLater = (when: string, ...more: string[]) =>
+      cli([
+        "batch",
+        "submit",
+        file,
+        "--kind",
+        "payout.bank",
+        "--account",
+        "alpha",
+        "--not-before",
+        when,
+        ...more,
+      ]);
+    const bad = await submitLater("soon");
     expect(bad.code).not.toBe(0);
     expect(bad.stderr).toContain("--not-before: must be an ISO 8601 time with its offset");
-    const far = await cli([
-      "batch",
-      "submit",
-      file,
-      "--kind",
-      "payout.bank",
-      "--account",
-      "alpha",
-      "--not-before",
-      "2099-01-01T00:00:00Z",
-    ]);
+    const far = await submitLater("2099-01-01T00:00:00Z");
     // The rule, not a stack trace.
     expect(far.code).toBe(2);
     expect(far.stderr).toContain("notBefore: at most 366 days ahead");
     expect(far.stderr).not.toMatch(/\bat \S+ \(/);
-    const submitted = await cli([
-      "batch",
-      "submit",
-      file,
-      "--kind",
-      "payout.bank",
-      "--account",
-      "alpha",
-      "--batch-id",
-      "cli-later",
-      "--not-before",
-      notBefore,
-      "--json",
-    ]);
+    const submitted = await submitLater(notBefore, "--batch-id", "cli-later", "--json");
     expect(submitted.code).toBe(0);
     expect(JSON.parse(submitted.stdout).status).toMatchObject({
       submittedBy: "cli",
