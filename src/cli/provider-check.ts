@@ -19,6 +19,7 @@ import {
 } from "../provider/profile.js";
 import { readAnswerFields, statusMeaning } from "../provider/read-answer.js";
 import { JOB_KINDS } from "../queues/job-kinds.js";
+import { AccountHeldError, type Gated, UNGATED } from "./check-gate.js";
 
 /** What one read-only call showed about the profile. */
 export interface OperationCheck {
@@ -66,11 +67,13 @@ const keysOf = (value: unknown): string =>
 /**
  * Calls the read-only operations (the exchange and payment link rates, the transaction,
  * stable transaction and order lists) and reads each answer through `profile`. Never sends a request that moves money.
+ * Each request leaves through `gated` (the account's rate and pauses, check-gate.ts).
  */
 export async function checkProvider(
   client: PaymentsClient,
   profile: ProviderProfile,
   rateQuery: RateQuery,
+  gated: Gated = UNGATED,
 ): Promise<OperationCheck[]> {
   const checks: OperationCheck[] = [];
   const { amount, ...pair } = rateQuery;
@@ -81,7 +84,7 @@ export async function checkProvider(
         checkRate(
           profile,
           rate,
-          (await client.send(rate, { query: rateQueries[rate] as never })).data,
+          (await gated(() => client.send(rate, { query: rateQueries[rate] as never }))).data,
         ),
       ),
     );
@@ -89,7 +92,7 @@ export async function checkProvider(
   for (const list of Object.keys(LIST_OPERATIONS) as ListOperation[]) {
     checks.push(
       await attempt(list, async () =>
-        checkList(profile, list, (await client.send(list, {} as never)).data),
+        checkList(profile, list, (await gated(() => client.send(list, {} as never))).data),
       ),
     );
   }
@@ -99,6 +102,7 @@ export async function checkProvider(
 /** Why a call brought nothing to check: the key, the network, the request; not the profile. */
 function unverifiedBecause(operation: OperationId, error: unknown): string | undefined {
   const message = error instanceof Error ? error.message : String(error);
+  if (error instanceof AccountHeldError) return message;
   if (error instanceof PaymentsAuthenticationError)
     return `the key was refused (HTTP ${error.status}): ${message}`;
   if (error instanceof PaymentsTimeoutError || error instanceof PaymentsConnectionError)

@@ -88,22 +88,29 @@ async function runCheck(flags: CheckFlags): Promise<number> {
   // Loaded when it runs: the rest of the CLI starts without the client's dependencies.
   const { PaymentsClient } = await import("../client/payments-client.js");
   const { checkProvider, formatChecks, verdictOf } = await import("./provider-check.js");
+  const { openCheckGate } = await import("./check-gate.js");
+  const gate = await openCheckGate(config);
   const all = [];
-  for (const account of accounts) {
-    const client = new PaymentsClient({
-      baseUrl: config.paymentsApiUrl,
-      apiKey: account.apiKey,
-      profile: config.provider,
-      connectTimeoutMs: config.http.connectTimeoutMs,
-      requestTimeoutMs: config.http.requestTimeoutMs,
-    });
-    try {
-      const checks = await checkProvider(client, config.provider, rateQuery);
-      process.stdout.write(formatChecks(account.alias, checks));
-      all.push(...checks);
-    } finally {
-      await client.close();
+  try {
+    for (const account of accounts) {
+      const client = new PaymentsClient({
+        baseUrl: config.paymentsApiUrl,
+        apiKey: account.apiKey,
+        profile: config.provider,
+        connectTimeoutMs: config.http.connectTimeoutMs,
+        requestTimeoutMs: config.http.requestTimeoutMs,
+      });
+      try {
+        const gated = gate.gatedFor(account);
+        const checks = await checkProvider(client, config.provider, rateQuery, gated);
+        process.stdout.write(formatChecks(account.alias, checks));
+        all.push(...checks);
+      } finally {
+        await client.close();
+      }
     }
+  } finally {
+    await gate.close();
   }
   const verdict = verdictOf(all);
   process.stdout.write(CONCLUSION[verdict]);

@@ -1,8 +1,11 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { profileFile } from "../fixtures/provider-profiles.js";
 import { runCli } from "../helpers/cli.js";
+import { useTestRedis } from "../helpers/redis.js";
 import { startScriptedServer } from "../helpers/scripted-server.js";
 
+// The service's Redis, whose rate gate the check's reads go through.
+const redis = useTestRedis("check");
 // A provider we did not write: every read-only operation gets the answer the test scripts.
 const provider = await startScriptedServer();
 afterAll(() => provider.close());
@@ -21,6 +24,8 @@ const check = (args: string[] = [], env: Record<string, string> = {}) =>
   runCli(["provider", "check", ...args], {
     PAYMENTS_API_URL: provider.baseUrl,
     PAYMENTS_API_KEY: "sk_check_key_0001",
+    REDIS_URL: redis.url,
+    MONEYQ_REDIS_PREFIX: redis.prefix,
     ...env,
   });
 

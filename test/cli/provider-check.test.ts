@@ -7,8 +7,11 @@ import {
   profileFile,
 } from "../fixtures/provider-profiles.js";
 import { runCli, spawnCli } from "../helpers/cli.js";
+import { useTestRedis } from "../helpers/redis.js";
 import { type TestSandbox, useSandbox } from "../helpers/sandbox.js";
 
+// The service's Redis, whose rate gate the check's reads go through.
+const redis = useTestRedis("check");
 const ours = useSandbox();
 const foreign = useSandbox({ profile: FOREIGN_PROFILE });
 const foreignFile = profileFile(FOREIGN_PROFILE_DOC);
@@ -45,6 +48,8 @@ const check = (sb: TestSandbox, profile?: string) =>
   runCli(["provider", "check"], {
     PAYMENTS_API_URL: sb.sandbox.baseUrl,
     PAYMENTS_API_KEY: sb.sandbox.apiKey,
+    REDIS_URL: redis.url,
+    MONEYQ_REDIS_PREFIX: redis.prefix,
     ...(profile !== undefined && { MONEYQ_PROVIDER_PROFILE: profile }),
   });
 

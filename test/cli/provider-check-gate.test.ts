@@ -1,0 +1,102 @@
+import { afterAll, beforeEach, describe, expect, it } from "vitest";
+import { RateGate } from "../../src/processors/rate-gate.js";
+import { accountPauseKey } from "../../src/redis/keys.js";
+import { runCli } from "../helpers/cli.js";
+import { useTestRedis } from "../helpers/redis.js";
+import { startScriptedServer } from "../helpers/scripted-server.js";
+
+// A provider we did not write, and the service's Redis, whose gate a running service shares.
+const provider = await startScriptedServer();
+afterAll(() => provider.close());
+const redis = useTestRedis("check-gate");
+const connection = redis.connect();
+const MARGIN_MS = 40;
+const gate = new RateGate(connection, redis.prefix, MARGIN_MS);
+
+const EVERYTHING = {
+  success: true,
+  message: "ok",
+  data: {
+    rate: 1500,
+    transactions: [{ transactionId: "t-1", status: "SUCCESSFUL" }],
+    orders: [{ orderId: "o-1", status: "PENDING" }],
+  },
+};
+/** The check's five reads an account. */
+const READS = 5;
+
+const check = (env: Record<string, string> = {}) =>
+  runCli(["provider", "check"], {
+    PAYMENTS_API_URL: provider.baseUrl,
+    PAYMENTS_API_KEY: "sk_check_key_0001",
+    REDIS_URL: redis.url,
+    MONEYQ_REDIS_PREFIX: redis.prefix,
+    MONEYQ_RATE_WINDOW_MARGIN_MS: String(MARGIN_MS),
+    ...env,
+  });
+
+beforeEach(async () => {
+  await redis.clean();
+  provider.requests.length = 0;
+  provider.reply({ status: 200, body: EVERYTHING });
+});
+
+describe("moneyq provider check goes through the account's rate gate", { timeout: 60_000 }, () => {
+  it("spaces its reads at the account's rate", async () => {
+    const result = await check({ MONEYQ_RATE_LIMIT_PER_SECOND: "2" });
+    expect(result.code).toBe(0);
+    const at = provider.requests.map((r) => r.at);
+    expect(at).toHaveLength(READS);
+    // At 2 a second, no three reads in one sliding second (before the gate: all five at once).
+    for (let i = 2; i < at.length; i += 1)
+      expect((at[i] as number) - (at[i - 2] as number)).toBeGreaterThan(1000);
+  });
+
+  it("sends nothing while a 429's pause holds the account, then reads", async () => {
+    const pausedAt = Date.now();
+    await gate.pause("default", 1_500);
+    const result = await check();
+    expect(result.code).toBe(0);
+    expect(provider.requests).toHaveLength(READS);
+    for (const request of provider.requests)
+      expect(request.at).toBeGreaterThanOrEqual(pausedAt + 1_500);
+  });
+
+  it("refuses its reads, unsent, while a long pause or an operator's pause holds the account", async () => {
+    await gate.pause("default", 60_000);
+    const rateLimited = await check();
+    expect(rateLimited.code).toBe(3);
+    expect(rateLimited.stdout).toMatch(
+      /not sent: the account default is paused for \d+ s more \(the provider's Retry-After\)/,
+    );
+    await redis.clean();
+    await connection.set(accountPauseKey(redis.space(), "default"), "{}");
+    const held = await check();
+    expect(held.code).toBe(3);
+    expect(held.stdout).toContain(
+      "not sent: the account default is paused in moneyq (by an operator, or after the provider refused its key)",
+    );
+    expect(provider.requests).toHaveLength(0);
+  });
+
+  it("stores a 429's Retry-After, for the service's workers and its own further reads", async () => {
+    provider.reply({
+      status: 429,
+      headers: { "retry-after": "30" },
+      body: { success: false, message: "slow down" },
+    });
+    const result = await check();
+    expect(result.code).toBe(3);
+    expect(provider.requests).toHaveLength(1);
+    const slot = await gate.reserve("default", 100, 1, undefined, { lane: "urgent" });
+    expect(slot).toMatchObject({ reserved: false });
+    expect((slot as { pausedMs: number }).pausedMs).toBeGreaterThan(25_000);
+  });
+
+  it("refuses to start when REDIS_URL is set and does not answer", async () => {
+    const result = await check({ REDIS_URL: "redis://127.0.0.1:1" });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("Redis does not answer at redis://127.0.0.1:1");
+    expect(provider.requests).toHaveLength(0);
+  });
+});
