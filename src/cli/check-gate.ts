@@ -74,8 +74,11 @@ async function takeSlot(gate: RateGate, account: AccountConfig): Promise<void> {
     } else if ("pausedMs" in slot) {
       waitMs = slot.pausedMs;
       pausedFor += waitMs;
+    } else if ("retryInMs" in slot) {
+      waitMs = slot.retryInMs;
     } else {
-      waitMs = "retryInMs" in slot ? slot.retryInMs : 1;
+      // The other answers concern a job's lock, batch or "sent" record, which a read has none of.
+      throw new Error(`the rate gate answered ${JSON.stringify(slot)} for a read`);
     }
     if (pausedFor > CHECK_PAUSE_WAIT_MS)
       throw new AccountHeldError(
