@@ -3,9 +3,11 @@ import { PaymentsRateLimitError } from "../client/errors.js";
 import type { AccountConfig, Config } from "../config.js";
 import { createLogger } from "../logger.js";
 import { rateLimitPauseMs } from "../processors/classify.js";
-import { RateGate } from "../processors/rate-gate.js";
+import { RateGate, type Reservation } from "../processors/rate-gate.js";
+import { accountQueueName } from "../queues/queue-names.js";
 import { closeRedis } from "../redis/close.js";
-import { createRedis } from "../redis/connection.js";
+import { createRedis, type RedisConnection } from "../redis/connection.js";
+import { bullKeys, keyspace } from "../redis/keys.js";
 import { pingRedis } from "../redis/private-redis.js";
 import { redactUrl } from "../redis/redact-url.js";
 import { CliError } from "./cli-error.js";
@@ -13,25 +15,77 @@ import { CliError } from "./cli-error.js";
 /** Sends one of the check's requests, or refuses it before it leaves. */
 export type Gated = <T>(call: () => Promise<T>) => Promise<T>;
 
-/** No gate: the check's requests leave at once (no service shares its Redis). */
-export const UNGATED: Gated = (call) => call();
-
 /**
  * Each read takes two slots: a new process's requests leave late (cold code, a new connection to
  * the provider), as a worker's first ones do (processors/take-slot.ts), and every read of the
  * check is one of those.
  */
 const COLD_WEIGHT = 2;
+/** A 429's pause up to this long (in all, for one read) is waited out; a longer one refuses it. */
+const PAUSE_WAIT_MS = 10_000;
+/** Slots a read may wake up late for before it gives up (as a worker hands its job back). */
+const SLOT_TRIES = 3;
+/** A gate command that gets no answer in this long fails the read instead of hanging the check. */
+const COMMAND_TIMEOUT_MS = 5_000;
 
-/** A pause (a 429's Retry-After) up to this long is waited out; a longer one refuses the read. */
-export const CHECK_PAUSE_WAIT_MS = 10_000;
-
-/** Why one of the check's reads was not sent: the account's stored pause holds it. */
-export class AccountHeldError extends Error {
+/** Why one of the check's reads was not sent (its account paused, the gate out of reach). */
+export class ReadNotSentError extends Error {
   constructor(message: string) {
     super(message);
-    this.name = "AccountHeldError";
+    this.name = "ReadNotSentError";
   }
+}
+
+/** The gate of each account's reads, and the Redis connection behind it. */
+export interface CheckGate {
+  /** The Redis (redacted) and prefix whose gate the reads take. */
+  readonly where: string;
+  gatedFor(account: AccountConfig): Gated;
+  /** Whether a service has opened the account's queue under this prefix on this Redis. */
+  served(account: AccountConfig): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+/**
+ * The accounts' rate gate on the service's Redis: REDIS_URL, or the default address, which a
+ * service with a real provider uses too when REDIS_URL is unset (redis/service-redis.ts). It
+ * must answer: a check that cannot take its slots sends nothing.
+ */
+export async function openCheckGate(config: Config): Promise<CheckGate> {
+  const url = redactUrl(config.redisUrl);
+  try {
+    await pingRedis(config.redisUrl);
+  } catch (error) {
+    throw new CliError(
+      `Redis does not answer at ${url} (${(error as Error).message}): the check's reads take slots of each account's rate there; set REDIS_URL and MONEYQ_REDIS_PREFIX as your moneyq service has them`,
+    );
+  }
+  const connection = createRedis(
+    config.redisUrl,
+    createLogger(config.logLevel, process.stderr),
+    "provider-check",
+    { maxRetriesPerRequest: 1, commandTimeout: COMMAND_TIMEOUT_MS },
+  );
+  const gate = new RateGate(connection, config.redisPrefix, config.pipeline.rateWindowMarginMs);
+  return {
+    where: `${url}, prefix ${config.redisPrefix}`,
+    gatedFor: (account) => throughGate(gate, account),
+    served: (account) => queueOpened(connection, config.redisPrefix, account.alias),
+    close: () => closeRedis(connection),
+  };
+}
+
+/** BullMQ writes a queue's meta hash when a Queue is opened on it, as every service does. */
+async function queueOpened(
+  connection: RedisConnection,
+  prefix: string,
+  alias: string,
+): Promise<boolean> {
+  const queueKey = bullKeys.queue(
+    prefix,
+    accountQueueName(keyspace(prefix, connection.isCluster), alias),
+  );
+  return (await connection.exists(`${queueKey}:meta`)) === 1;
 }
 
 /**
@@ -39,93 +93,90 @@ export class AccountHeldError extends Error {
  * a provider check runs beside a service that may be using the whole rate), and none leaves
  * while the account is paused; a 429 the check meets pauses the account for every process.
  */
-export function throughGate(gate: RateGate, account: AccountConfig): Gated {
+function throughGate(gate: RateGate, account: AccountConfig): Gated {
   return async (call) => {
-    await takeSlot(gate, account);
+    await takeSlot(gate, account).catch((error: unknown) => {
+      if (error instanceof ReadNotSentError) throw error;
+      throw new ReadNotSentError(
+        `not sent: the account's rate gate failed (${(error as Error).message})`,
+      );
+    });
     try {
       return await call();
     } catch (error) {
-      if (error instanceof PaymentsRateLimitError)
-        await gate.pause(account.alias, rateLimitPauseMs(error.retryAfterMs));
+      if (error instanceof PaymentsRateLimitError) await storePause(gate, account, error);
       throw error;
     }
   };
 }
 
+/** A pause that cannot be stored is said, but the 429 stays the read's outcome. */
+async function storePause(
+  gate: RateGate,
+  account: AccountConfig,
+  error: PaymentsRateLimitError,
+): Promise<void> {
+  try {
+    await gate.pause(account.alias, rateLimitPauseMs(error.retryAfterMs));
+  } catch (failure) {
+    process.stderr.write(
+      `the 429's pause of account ${account.alias} could not be stored: ${(failure as Error).message}\n`,
+    );
+  }
+}
+
 async function takeSlot(gate: RateGate, account: AccountConfig): Promise<void> {
   const { alias, ratePerSecond } = account;
   let pausedFor = 0;
+  let late = 0;
   for (;;) {
     const slot = await gate.reserve(alias, ratePerSecond, COLD_WEIGHT, undefined, {
       lane: "lookup",
     });
-    if (slot.reserved && slot.delayMs < 1) return;
-    let waitMs: number;
+    let pauseMs = 0;
     if (slot.reserved) {
+      if (slot.delayMs < 1) return;
       await sleep(Math.ceil(slot.delayMs));
       // Reserved ahead: a pause may have come meanwhile, or this process woke up late.
       const clearance = await gate.clear(alias, slot.at, false);
       if (clearance.clear) return;
       if ("held" in clearance) throw held(alias);
-      waitMs = "pausedMs" in clearance ? clearance.pausedMs : 0;
-      pausedFor += waitMs;
-    } else if ("held" in slot) {
-      throw held(alias);
-    } else if ("pausedMs" in slot) {
-      waitMs = slot.pausedMs;
-      pausedFor += waitMs;
+      if ("pausedMs" in clearance) pauseMs = clearance.pausedMs;
+      else {
+        late += 1;
+        if (late >= SLOT_TRIES) throw lateEveryTime(alias);
+      }
     } else if ("retryInMs" in slot) {
-      waitMs = slot.retryInMs;
+      await sleep(slot.retryInMs);
+      continue;
     } else {
-      // The other answers concern a job's lock, batch or "sent" record, which a read has none of.
-      throw new Error(`the rate gate answered ${JSON.stringify(slot)} for a read`);
+      pauseMs = pauseOf(alias, slot);
     }
-    if (pausedFor > CHECK_PAUSE_WAIT_MS)
-      throw new AccountHeldError(
-        `not sent: the account ${alias} is paused for ${Math.ceil(waitMs / 1000)} s more (the provider's Retry-After): run the check again after it`,
-      );
-    await sleep(waitMs);
+    pausedFor += pauseMs;
+    if (pausedFor > PAUSE_WAIT_MS) throw pausedTooLong(alias, pauseMs);
+    await sleep(pauseMs);
   }
+}
+
+/** The stored pause a refused reservation names, or why the read is not sent. */
+function pauseOf(alias: string, slot: Exclude<Reservation, { reserved: true }>): number {
+  if ("held" in slot) throw held(alias);
+  if ("pausedMs" in slot) return slot.pausedMs;
+  // The other answers concern a job's lock, batch or "sent" record, which a read has none of.
+  throw new Error(`the rate gate answered ${JSON.stringify(slot)} for a read`);
 }
 
 const held = (alias: string) =>
-  new AccountHeldError(
+  new ReadNotSentError(
     `not sent: the account ${alias} is paused in moneyq (by an operator, or after the provider refused its key): resume it (POST /v1/accounts/${alias}/resume) and run the check again`,
   );
 
-/** The gate of each account's reads, and the Redis connection behind it. */
-export interface CheckGate {
-  gatedFor(account: AccountConfig): Gated;
-  close(): Promise<void>;
-}
-
-/**
- * The accounts' rate gate on the service's Redis (REDIS_URL), which must answer when it is set.
- * Unset, and nothing answers at the default address: no service shares a gate with this check
- * (a service without REDIS_URL runs a private Redis), so its reads leave ungated, as stderr says.
- */
-export async function openCheckGate(config: Config): Promise<CheckGate> {
-  const where = redactUrl(config.redisUrl);
-  try {
-    await pingRedis(config.redisUrl);
-  } catch (error) {
-    if (config.redisUrlSet)
-      throw new CliError(
-        `Redis does not answer at ${where} (${(error as Error).message}): set REDIS_URL to the Redis of your running moneyq service, whose rate gate the check's reads go through`,
-      );
-    process.stderr.write(
-      `no Redis answers at ${where}: the check's reads go straight to the provider, outside any account's rate gate (set REDIS_URL to your moneyq service's Redis when one runs)\n`,
-    );
-    return { gatedFor: () => UNGATED, close: async () => undefined };
-  }
-  const connection = createRedis(
-    config.redisUrl,
-    createLogger(config.logLevel, process.stderr),
-    "provider-check",
+const pausedTooLong = (alias: string, ms: number) =>
+  new ReadNotSentError(
+    `not sent: the account ${alias} is paused for ${Math.ceil(ms / 1000)} s more (the provider's Retry-After): run the check again after it`,
   );
-  const gate = new RateGate(connection, config.redisPrefix, config.pipeline.rateWindowMarginMs);
-  return {
-    gatedFor: (account) => throughGate(gate, account),
-    close: () => closeRedis(connection),
-  };
-}
+
+const lateEveryTime = (alias: string) =>
+  new ReadNotSentError(
+    `not sent: this process woke up late for each of ${SLOT_TRIES} slots of the account ${alias} (an overloaded host): run the check again`,
+  );

@@ -19,7 +19,7 @@ import {
 } from "../provider/profile.js";
 import { readAnswerFields, statusMeaning } from "../provider/read-answer.js";
 import { JOB_KINDS } from "../queues/job-kinds.js";
-import { AccountHeldError, type Gated, UNGATED } from "./check-gate.js";
+import { type Gated, ReadNotSentError } from "./check-gate.js";
 
 /** What one read-only call showed about the profile. */
 export interface OperationCheck {
@@ -73,7 +73,7 @@ export async function checkProvider(
   client: PaymentsClient,
   profile: ProviderProfile,
   rateQuery: RateQuery,
-  gated: Gated = UNGATED,
+  gated: Gated,
 ): Promise<OperationCheck[]> {
   const checks: OperationCheck[] = [];
   const { amount, ...pair } = rateQuery;
@@ -102,7 +102,7 @@ export async function checkProvider(
 /** Why a call brought nothing to check: the key, the network, the request; not the profile. */
 function unverifiedBecause(operation: OperationId, error: unknown): string | undefined {
   const message = error instanceof Error ? error.message : String(error);
-  if (error instanceof AccountHeldError) return message;
+  if (error instanceof ReadNotSentError) return message;
   if (error instanceof PaymentsAuthenticationError)
     return `the key was refused (HTTP ${error.status}): ${message}`;
   if (error instanceof PaymentsTimeoutError || error instanceof PaymentsConnectionError)

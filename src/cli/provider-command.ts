@@ -90,9 +90,15 @@ async function runCheck(flags: CheckFlags): Promise<number> {
   const { checkProvider, formatChecks, verdictOf } = await import("./provider-check.js");
   const { openCheckGate } = await import("./check-gate.js");
   const gate = await openCheckGate(config);
+  process.stdout.write(`reads through the rate gate of ${gate.where}\n`);
   const all = [];
   try {
     for (const account of accounts) {
+      // A prefix that is not the service's shares no rate and no pause with it.
+      if (!(await gate.served(account)))
+        process.stdout.write(
+          `no moneyq service has opened account ${account.alias}'s queue under this prefix: if one runs, set MONEYQ_REDIS_PREFIX as it has it\n`,
+        );
       const client = new PaymentsClient({
         baseUrl: config.paymentsApiUrl,
         apiKey: account.apiKey,

@@ -1,9 +1,12 @@
+import { Queue } from "bullmq";
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
 import { RateGate } from "../../src/processors/rate-gate.js";
-import { accountPauseKey } from "../../src/redis/keys.js";
+import { accountQueueName } from "../../src/queues/queue-names.js";
+import { accountPauseKey, bullKeys } from "../../src/redis/keys.js";
 import { runCli } from "../helpers/cli.js";
 import { useTestRedis } from "../helpers/redis.js";
 import { startScriptedServer } from "../helpers/scripted-server.js";
+import { waitFor } from "../helpers/wait-until.js";
 
 // A provider we did not write, and the service's Redis, whose gate a running service shares.
 const provider = await startScriptedServer();
@@ -45,6 +48,9 @@ describe("moneyq provider check goes through the account's rate gate", { timeout
   it("spaces its reads at the account's rate", async () => {
     const result = await check({ MONEYQ_RATE_LIMIT_PER_SECOND: "2" });
     expect(result.code).toBe(0);
+    expect(result.stdout).toContain(
+      `reads through the rate gate of ${redis.url}, prefix ${redis.prefix}`,
+    );
     const at = provider.requests.map((r) => r.at);
     expect(at).toHaveLength(READS);
     // At 2 a second, no three reads in one sliding second (before the gate: all five at once).
@@ -53,13 +59,15 @@ describe("moneyq provider check goes through the account's rate gate", { timeout
   });
 
   it("sends nothing while a 429's pause holds the account, then reads", async () => {
+    // Longer than the CLI takes to start, shorter than the 10 s the check waits out.
+    const PAUSE_MS = 5_000;
     const pausedAt = Date.now();
-    await gate.pause("default", 1_500);
+    await gate.pause("default", PAUSE_MS);
     const result = await check();
     expect(result.code).toBe(0);
     expect(provider.requests).toHaveLength(READS);
     for (const request of provider.requests)
-      expect(request.at).toBeGreaterThanOrEqual(pausedAt + 1_500);
+      expect(request.at).toBeGreaterThanOrEqual(pausedAt + PAUSE_MS);
   });
 
   it("refuses its reads, unsent, while a long pause or an operator's pause holds the account", async () => {
@@ -93,7 +101,25 @@ describe("moneyq provider check goes through the account's rate gate", { timeout
     expect((slot as { pausedMs: number }).pausedMs).toBeGreaterThan(25_000);
   });
 
-  it("refuses to start when REDIS_URL is set and does not answer", async () => {
+  it("says when no service has opened the account's queue under its prefix", async () => {
+    const NOTICE = "no moneyq service has opened account default's queue under this prefix";
+    expect((await check()).stdout).toContain(NOTICE);
+    const queueName = accountQueueName(redis.space(), "default");
+    const queue = new Queue(queueName, { connection: redis.connect(), prefix: redis.prefix });
+    const meta = `${bullKeys.queue(redis.prefix, queueName)}:meta`;
+    await waitFor(
+      () => connection.exists(meta),
+      (n) => n === 1,
+      5_000,
+      "the queue's meta",
+    );
+    const served = await check();
+    expect(served.code).toBe(0);
+    expect(served.stdout).not.toContain(NOTICE);
+    await queue.close();
+  });
+
+  it("refuses to start when its Redis does not answer", async () => {
     const result = await check({ REDIS_URL: "redis://127.0.0.1:1" });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("Redis does not answer at redis://127.0.0.1:1");
