@@ -3,6 +3,7 @@ import { afterAll, beforeEach, describe, expect, it } from "vitest";
 import { RateGate } from "../../src/processors/rate-gate.js";
 import { accountQueueName } from "../../src/queues/queue-names.js";
 import { accountPauseKey, bullKeys } from "../../src/redis/keys.js";
+import { EVERY_READ_ANSWER } from "../fixtures/provider-profiles.js";
 import { runCli } from "../helpers/cli.js";
 import { useTestRedis } from "../helpers/redis.js";
 import { startScriptedServer } from "../helpers/scripted-server.js";
@@ -16,15 +17,7 @@ const connection = redis.connect();
 const MARGIN_MS = 40;
 const gate = new RateGate(connection, redis.prefix, MARGIN_MS);
 
-const EVERYTHING = {
-  success: true,
-  message: "ok",
-  data: {
-    rate: 1500,
-    transactions: [{ transactionId: "t-1", status: "SUCCESSFUL" }],
-    orders: [{ orderId: "o-1", status: "PENDING" }],
-  },
-};
+const EVERYTHING = EVERY_READ_ANSWER;
 /** The check's five reads an account. */
 const READS = 5;
 

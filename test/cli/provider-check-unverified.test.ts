@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from "vitest";
-import { profileFile } from "../fixtures/provider-profiles.js";
+import { EVERY_READ_ANSWER, profileFile } from "../fixtures/provider-profiles.js";
 import { runCli } from "../helpers/cli.js";
 import { useTestRedis } from "../helpers/redis.js";
 import { startScriptedServer } from "../helpers/scripted-server.js";
@@ -10,15 +10,7 @@ const redis = useTestRedis("check");
 const provider = await startScriptedServer();
 afterAll(() => provider.close());
 
-const EVERYTHING = {
-  success: true,
-  message: "ok",
-  data: {
-    rate: 1500,
-    transactions: [{ transactionId: "t-1", status: "SUCCESSFUL" }],
-    orders: [{ orderId: "o-1", status: "PENDING" }],
-  },
-};
+const EVERYTHING = EVERY_READ_ANSWER;
 
 const check = (args: string[] = [], env: Record<string, string> = {}) =>
   runCli(["provider", "check", ...args], {
