@@ -17,7 +17,6 @@ const connection = redis.connect();
 const MARGIN_MS = 40;
 const gate = new RateGate(connection, redis.prefix, MARGIN_MS);
 
-const EVERYTHING = EVERY_READ_ANSWER;
 /** The check's five reads an account. */
 const READS = 5;
 
@@ -34,7 +33,7 @@ const check = (env: Record<string, string> = {}) =>
 beforeEach(async () => {
   await redis.clean();
   provider.requests.length = 0;
-  provider.reply({ status: 200, body: EVERYTHING });
+  provider.reply({ status: 200, body: EVERY_READ_ANSWER });
 });
 
 describe("moneyq provider check goes through the account's rate gate", { timeout: 60_000 }, () => {

@@ -10,8 +10,6 @@ const redis = useTestRedis("check");
 const provider = await startScriptedServer();
 afterAll(() => provider.close());
 
-const EVERYTHING = EVERY_READ_ANSWER;
-
 const check = (args: string[] = [], env: Record<string, string> = {}) =>
   runCli(["provider", "check", ...args], {
     PAYMENTS_API_URL: provider.baseUrl,
@@ -23,7 +21,7 @@ const check = (args: string[] = [], env: Record<string, string> = {}) =>
 
 describe("moneyq provider check gives a go-ahead only for what it verified", () => {
   it("exits 0 when every entry was read, submissions through their lookups' paths", async () => {
-    provider.reply({ status: 200, body: EVERYTHING });
+    provider.reply({ status: 200, body: EVERY_READ_ANSWER });
     const result = await check();
     expect(result.code).toBe(0);
     expect(result.stdout).toContain("every entry needed was read through the provider profile");
@@ -50,7 +48,7 @@ describe("moneyq provider check gives a go-ahead only for what it verified", () 
   });
 
   it("exits 3 when a submission reads other paths than its lookup", async () => {
-    provider.reply({ status: 200, body: EVERYTHING });
+    provider.reply({ status: 200, body: EVERY_READ_ANSWER });
     const file = profileFile({ answers: { withdrawToBank: { status: "state" } } });
     const result = await check([], { MONEYQ_PROVIDER_PROFILE: file });
     expect(result.code).toBe(3);
