@@ -106,7 +106,8 @@ function merchantState(state, merchant) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Answers: plain objects, sent (and logged) in one place.
+// Answers: plain objects ({ status, body } or { status, html }, with optional headers), all
+// written by `send`, so that a merchant's request is logged with the status it really got.
 
 const ok = (message, data) => ({ status: 200, body: { success: true, message, data } });
 const refuse = (status, message) => ({ status, body: { success: false, message } });
@@ -134,16 +135,16 @@ function fiatAmount(value) {
   return decimalsOf(value) > 2 ? "must have at most 2 decimal places" : null;
 }
 
+/** A string of `min` to `max` characters (code points, not UTF-16 units). */
 function text({ min = 1, max = MAX_TEXT } = {}) {
+  let rule = `${min} to ${max} characters`;
+  if (min === max) rule = `exactly ${min} characters`;
+  else if (min <= 1) rule = `at most ${max} characters`;
   return (value) => {
     if (typeof value !== "string") return "must be a string";
     const length = [...value].length;
-    if (min === max && length !== min) return `must be exactly ${min} characters`;
-    if (length < min)
-      return min === 1 ? "must not be empty" : `must be ${min} to ${max} characters`;
-    if (length > max)
-      return min <= 1 ? `must be at most ${max} characters` : `must be ${min} to ${max} characters`;
-    return null;
+    if (length === 0 && min === 1) return "must not be empty";
+    return length < min || length > max ? `must be ${rule}` : null;
   };
 }
 
@@ -526,8 +527,9 @@ async function runIdempotent(ctx, operation, input) {
   const key = ctx.idempotencyKey;
   const hash = requestHash(operation, input);
   const held = store.get(key);
-  if (held?.pending)
+  if (held?.pending) {
     return refuse(409, "A request with this idempotency key is still being processed");
+  }
   if (held && held.hash !== hash) {
     return refuse(409, "Idempotency key already used with a different request");
   }
