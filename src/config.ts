@@ -1,3 +1,4 @@
+import { statSync } from "node:fs";
 import ipaddr from "ipaddr.js";
 import { z } from "zod";
 import { toFieldIssues } from "./contract/field-issues.js";
@@ -25,6 +26,13 @@ export interface Config {
   readonly paymentsApiUrl: string | undefined;
   /** How the provider shapes what the spec leaves unshown (docs/provider-profile.md). */
   readonly provider: ProviderProfile;
+  /**
+   * MONEYQ_PROVIDER_ADAPTER: the file of an ES module for what the profile cannot say, imported
+   * by the service and the CLI before they connect (provider/load-adapter.ts).
+   */
+  readonly providerAdapter: string | undefined;
+  /** The provider's sandbox environment, where `moneyq provider check --submit` sends. */
+  readonly providerSandbox: ProviderSandboxConfig | undefined;
   readonly accounts: readonly AccountConfig[];
   readonly http: { readonly connectTimeoutMs: number; readonly requestTimeoutMs: number };
   readonly logLevel: LogLevel;
@@ -45,6 +53,13 @@ export interface Config {
   readonly approvals: ReadonlyMap<string, ApprovalPolicy>;
   /** OpenTelemetry traces of every job; undefined (nothing of OpenTelemetry loaded) when off. */
   readonly tracing: TracingConfig | undefined;
+}
+
+/** The provider's sandbox environment (spec 5: its own address and key, never production's). */
+export interface ProviderSandboxConfig {
+  readonly url: string;
+  /** Non-enumerable, like API keys. */
+  readonly apiKey: string;
 }
 
 export const TRACE_PROTOCOLS = ["http/protobuf", "http/json"] as const;
@@ -231,6 +246,9 @@ export const KNOWN_VARIABLES = [
   "PAYMENTS_API_URL",
   "PAYMENTS_API_KEY",
   "MONEYQ_PROVIDER_PROFILE",
+  "MONEYQ_PROVIDER_ADAPTER",
+  "PAYMENTS_SANDBOX_API_URL",
+  "PAYMENTS_SANDBOX_API_KEY",
   "MONEYQ_ACCOUNTS",
   "MONEYQ_RATE_LIMIT_PER_SECOND",
   "MONEYQ_CONCURRENCY",
@@ -428,6 +446,7 @@ export function loadConfig(env: Env = process.env): Config {
     cacheMs: read.int("MONEYQ_METRICS_CACHE_MS", wholeNumber),
   });
   const tracing = readTracing(read);
+  const providerSandbox = readProviderSandbox(read, basics.paymentsApiUrl, accounts);
   if (read.issues.length > 0) throw new ConfigError(read.issues);
 
   return Object.freeze({
@@ -435,6 +454,8 @@ export function loadConfig(env: Env = process.env): Config {
     redisUrlSet: read.text("REDIS_URL") !== undefined,
     paymentsApiUrl: basics.paymentsApiUrl,
     provider: basics.provider,
+    providerAdapter: basics.providerAdapter,
+    providerSandbox,
     accounts: Object.freeze(accounts),
     http: Object.freeze({
       connectTimeoutMs: basics.connectTimeoutMs,
@@ -470,13 +491,10 @@ function checkVariableNames(read: EnvReader): void {
 function readBasics(read: EnvReader) {
   return {
     redisUrl: read.check("REDIS_URL", redisUrl, CONFIG_DEFAULTS.REDIS_URL),
-    paymentsApiUrl: read.check(
-      "PAYMENTS_API_URL",
-      matching(/^https?:\/\/[^\s/]+(\/\S*)?\/v1\/?$/, "must be an http(s) URL ending in /v1"),
-      undefined,
-    ),
+    paymentsApiUrl: read.check("PAYMENTS_API_URL", providerUrl, undefined),
     defaultKey: read.check("PAYMENTS_API_KEY", apiKey, undefined),
     provider: readProfile(read.text("MONEYQ_PROVIDER_PROFILE"), read.issues),
+    providerAdapter: read.check("MONEYQ_PROVIDER_ADAPTER", moduleFile, undefined),
     rate: read.int("MONEYQ_RATE_LIMIT_PER_SECOND"),
     concurrency: read.int("MONEYQ_CONCURRENCY"),
     connectTimeoutMs: read.int("MONEYQ_CONNECT_TIMEOUT_MS"),
@@ -642,6 +660,60 @@ function readProfile(file: string | undefined, issues: ConfigIssue[]): ProviderP
       rule: i.field ? `${i.field}: ${i.rule}` : i.rule,
     });
   return DEFAULT_PROVIDER_PROFILE;
+}
+
+const PROVIDER_URL_RULE = "must be an http(s) URL ending in /v1";
+const providerUrl = matching(/^https?:\/\/[^\s/]+(\/\S*)?\/v1\/?$/, PROVIDER_URL_RULE);
+
+/** An adapter module: a file that exists, named as Node loads an ES module. */
+const moduleFile = z.string().refine(
+  (file) => {
+    try {
+      return /\.m?js$/.test(file) && statSync(file).isFile();
+    } catch {
+      return false;
+    }
+  },
+  { message: "must be the path of an ES module file (.js or .mjs) that exists" },
+);
+
+const sameUrl = (a: string, b: string) =>
+  a.replace(/\/$/, "").toLowerCase() === b.replace(/\/$/, "").toLowerCase();
+
+/**
+ * PAYMENTS_SANDBOX_API_URL and PAYMENTS_SANDBOX_API_KEY, for `moneyq provider check --submit`:
+ * both or neither, and never the production address or a production account's key.
+ */
+function readProviderSandbox(
+  read: EnvReader,
+  paymentsApiUrl: string | undefined,
+  accounts: readonly AccountConfig[],
+): ProviderSandboxConfig | undefined {
+  const url = read.check("PAYMENTS_SANDBOX_API_URL", providerUrl, undefined);
+  const key = read.check("PAYMENTS_SANDBOX_API_KEY", apiKey, undefined);
+  const given = [read.text("PAYMENTS_SANDBOX_API_URL"), read.text("PAYMENTS_SANDBOX_API_KEY")];
+  if (given.every((v) => v === undefined)) return undefined;
+  if (given.some((v) => v === undefined)) {
+    read.issues.push({
+      variable: given[0] === undefined ? "PAYMENTS_SANDBOX_API_URL" : "PAYMENTS_SANDBOX_API_KEY",
+      rule: "required with the other PAYMENTS_SANDBOX_ variable: the sandbox environment needs its address and its key",
+    });
+    return undefined;
+  }
+  if (url === undefined || key === undefined) return undefined;
+  if (paymentsApiUrl !== undefined && sameUrl(url, paymentsApiUrl))
+    read.issues.push({
+      variable: "PAYMENTS_SANDBOX_API_URL",
+      rule: "must not be PAYMENTS_API_URL: the provider's sandbox environment has an address of its own",
+    });
+  if (accounts.some((a) => a.apiKey === key))
+    read.issues.push({
+      variable: "PAYMENTS_SANDBOX_API_KEY",
+      rule: "must not be a production account's key: sandbox and production keys are separate",
+    });
+  const sandbox = { url };
+  Object.defineProperty(sandbox, "apiKey", { value: key, enumerable: false });
+  return Object.freeze(sandbox) as ProviderSandboxConfig;
 }
 
 /** The profile's own rule for keys, when it has one; names the variable, never the key. */

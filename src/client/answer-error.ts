@@ -1,5 +1,7 @@
 import { ErrorEnvelope } from "../contract/envelope.js";
+import type { Refusal, RefusalKind } from "../provider/adapter.js";
 import { cutText } from "../provider/bounds.js";
+import type { RawRefusal } from "../provider/refusals.js";
 import {
   PaymentsAuthenticationError,
   type PaymentsError,
@@ -8,6 +10,7 @@ import {
   PaymentsInsufficientFundsError,
   PaymentsNotFoundError,
   PaymentsRateLimitError,
+  PaymentsRefusedError,
   PaymentsResponseError,
   PaymentsServerError,
   PaymentsValidationError,
@@ -27,8 +30,15 @@ export interface UpstreamAnswer {
   readonly retryAfter: string | undefined;
 }
 
-/** Maps a non-success answer to the error class that says what the caller may do next. */
-export function toAnswerError(answer: UpstreamAnswer): PaymentsError {
+/** What a refusal means beyond its status (the profile's rules and the adapter): provider/refusals.ts. */
+export type RefusalReader = (refusal: Refusal, raw: RawRefusal) => RefusalKind | undefined;
+
+/**
+ * Maps a non-success answer (a 4xx or 5xx, or a 2xx carrying the error envelope) to the error
+ * class that says what the caller may do next: the refusal's meaning when `meaningOf` reads
+ * one, else its status.
+ */
+export function toAnswerError(answer: UpstreamAnswer, meaningOf: RefusalReader): PaymentsError {
   const envelope = ErrorEnvelope.safeParse(answer.readable);
   const code = envelope.success ? envelope.data.code : undefined;
   const upstreamCode = code === undefined ? undefined : answer.redact(code);
@@ -46,13 +56,34 @@ export function toAnswerError(answer: UpstreamAnswer): PaymentsError {
     message: `${answer.operation}: ${upstreamMessage ?? `upstream answered HTTP ${answer.status}`}`,
   };
   const { status } = answer;
-  if (code === "idempotency_key_reused") return new PaymentsIdempotencyKeyReusedError(init);
-  if (status === 400 && code === "insufficient_funds") {
-    return new PaymentsInsufficientFundsError(init);
-  }
+  const meaning = meaningOf(
+    {
+      operation: answer.operation as Refusal["operation"],
+      status,
+      code: upstreamCode,
+      message: upstreamMessage,
+    },
+    { code, message: envelope.success ? envelope.data.message : undefined },
+  );
+  if (meaning === "keyReused") return new PaymentsIdempotencyKeyReusedError(init);
+  if (meaning === "inFlight") return new PaymentsIdempotencyInFlightError(init);
+  if (meaning === "insufficientFunds") return new PaymentsInsufficientFundsError(init);
+  const refused = status >= 200 && status < 300;
+  if (meaning === "refused")
+    return refused ? new PaymentsRefusedError(init) : new PaymentsValidationError(init);
+  return byStatus(answer, init);
+}
+
+/** A refusal whose meaning no rule read: what its status says. */
+function byStatus(
+  answer: UpstreamAnswer,
+  init: ConstructorParameters<typeof PaymentsValidationError>[0],
+): PaymentsError {
+  const { status } = answer;
+  if (status >= 200 && status < 300) return new PaymentsRefusedError(init);
   if (status === 401 || status === 403) return new PaymentsAuthenticationError(init);
   if (status === 404) return new PaymentsNotFoundError(init);
-  // A bare 409 is read as "in flight": retrying with the same key is always safe.
+  // A 409 no rule reads is "in flight": retrying with the same key is always safe.
   if (status === 409) return new PaymentsIdempotencyInFlightError(init);
   if (status === 429) {
     return new PaymentsRateLimitError({

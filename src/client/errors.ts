@@ -1,6 +1,7 @@
 /** Stable codes of the client's errors: match on these (or on the class), never on message text. */
 export type PaymentsErrorCode =
   | "validation_error"
+  | "refused"
   | "insufficient_funds"
   | "authentication_failed"
   | "not_found"
@@ -54,6 +55,14 @@ export class PaymentsError extends Error {
 /** 400 and other definite refusals of the request as sent. */
 export class PaymentsValidationError extends PaymentsError {
   override readonly code: PaymentsErrorCode = "validation_error";
+}
+
+/**
+ * A 2xx whose body is the spec's error envelope (`success: false`, a `message`): the provider
+ * refused the request, however it chose the status.
+ */
+export class PaymentsRefusedError extends PaymentsValidationError {
+  override readonly code: PaymentsErrorCode = "refused";
 }
 
 export class PaymentsInsufficientFundsError extends PaymentsValidationError {

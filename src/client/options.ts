@@ -1,4 +1,5 @@
 import type { Dispatcher } from "undici";
+import type { ProviderAdapter } from "../provider/adapter.js";
 import type { ProviderProfile } from "../provider/profile.js";
 
 export interface PaymentsClientOptions {
@@ -22,6 +23,8 @@ export interface PaymentsClientOptions {
   readonly dispatcher?: Dispatcher;
   /** How the provider names what the spec leaves unshown (docs/provider-profile.md). Default: ours. */
   readonly profile?: ProviderProfile;
+  /** Code for what the profile cannot say; what it leaves out, the profile says. */
+  readonly adapter?: ProviderAdapter | undefined;
 }
 
 export const CLIENT_DEFAULTS = Object.freeze({

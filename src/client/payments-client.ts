@@ -14,10 +14,18 @@ import {
   operations,
   pathParamNames,
 } from "../contract/operations.js";
+import { AdapterFailure, type ProviderAdapter, type Refusal } from "../provider/adapter.js";
 import { DEFAULT_PROVIDER_PROFILE, type ProviderProfile } from "../provider/profile.js";
-import { translateRequest } from "../provider/requests.js";
-import { toAnswerError } from "./answer-error.js";
-import { type DefiniteAnswer, PaymentsConnectionError, PaymentsResponseError } from "./errors.js";
+import { type RawRefusal, refusalMeaning } from "../provider/refusals.js";
+import { type RequestParts, shapeRequest } from "../provider/requests.js";
+import { toAnswerError, type UpstreamAnswer } from "./answer-error.js";
+import {
+  type DefiniteAnswer,
+  PaymentsConnectionError,
+  type PaymentsError,
+  PaymentsInvalidRequestError,
+  PaymentsResponseError,
+} from "./errors.js";
 import { CLIENT_DEFAULTS, type PaymentsClientOptions } from "./options.js";
 import { SecretRedactor } from "./redact-secret.js";
 import {
@@ -97,6 +105,8 @@ export class PaymentsClient {
   readonly #userAgent: string;
   /** How this client's provider names what the spec leaves unshown. */
   readonly profile: ProviderProfile;
+  /** Code for what the profile cannot say (docs/provider-profile.md, "An adapter"). */
+  readonly adapter: ProviderAdapter | undefined;
   #closed: Promise<void> | undefined;
   #destroyed: Promise<void> | undefined;
 
@@ -116,6 +126,7 @@ export class PaymentsClient {
     this.#maxResponseBytes = options.maxResponseBytes ?? CLIENT_DEFAULTS.maxResponseBytes;
     this.#userAgent = options.userAgent ?? CLIENT_DEFAULTS.userAgent;
     this.profile = options.profile ?? DEFAULT_PROVIDER_PROFILE;
+    this.adapter = options.adapter;
     this.#ownsDispatcher = options.dispatcher === undefined;
     this.#dispatcher =
       options.dispatcher ??
@@ -156,10 +167,7 @@ export class PaymentsClient {
       });
     }
     const op: OperationSpec = operations[id];
-    const raw = {
-      ...(input as RawInput),
-      ...translateRequest(this.profile, id, input as RawInput),
-    };
+    const raw = { ...(input as RawInput), ...this.#shape(id, input as RawInput) };
     const headers: Record<string, string> = {
       [API_KEY_HEADER]: this.#apiKey,
       accept: "application/json",
@@ -206,8 +214,7 @@ export class PaymentsClient {
     // redacted body, message and data leave this method.
     const parsed = parseJson(text);
     const requestId = this.#redactor.header(firstHeader(answerHeaders[REQUEST_ID_HEADER]));
-    if (status >= 200 && status < 300) return this.#success(id, status, text, parsed, requestId);
-    throw toAnswerError({
+    const answer: UpstreamAnswer = {
       operation: id,
       status,
       body: this.#redactor.body(text, parsed),
@@ -215,7 +222,45 @@ export class PaymentsClient {
       redact: (value) => this.#redactor.text(value),
       requestId,
       retryAfter: firstHeader(answerHeaders[RETRY_AFTER_HEADER]),
-    });
+    };
+    // A 2xx carrying the error envelope is the provider's refusal, as a 4xx is (spec 2.1).
+    if (status >= 200 && status < 300 && !isErrorEnvelope(parsed))
+      return this.#success(id, status, text, parsed, requestId);
+    throw this.#refusal(answer);
+  }
+
+  /** Our request in the provider's names: the adapter's shape, else the profile's. */
+  #shape(id: OperationId, input: RawInput): RequestParts {
+    try {
+      return shapeRequest(this.profile, id, input, this.adapter);
+    } catch (error) {
+      if (!(error instanceof AdapterFailure)) throw error;
+      throw new PaymentsInvalidRequestError({
+        operation: id,
+        field: "request",
+        rule: error.message,
+      });
+    }
+  }
+
+  /**
+   * The error a refusal (or a failure) is. An adapter that fails to say what a refusal means
+   * leaves it unreadable: reconciliation, never a resend.
+   */
+  #refusal(answer: UpstreamAnswer): PaymentsError {
+    const meaningOf = (refusal: Refusal, raw: RawRefusal) =>
+      refusalMeaning(this.profile, refusal, this.adapter, raw);
+    try {
+      return toAnswerError(answer, meaningOf);
+    } catch (error) {
+      if (!(error instanceof AdapterFailure)) throw error;
+      const said = isObject(answer.body) ? answer.body.message : undefined;
+      return responseError(answer.operation, answer.status, answer.body, answer.requestId, {
+        message: typeof said === "string" ? said : "",
+        data: {},
+        unreadable: error.message,
+      });
+    }
   }
 
   /**
@@ -360,6 +405,11 @@ function parseJson(text: string): unknown {
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+/** Spec 2.1's error envelope: `success: false` and a message. */
+function isErrorEnvelope(parsed: unknown): boolean {
+  return isObject(parsed) && parsed.success === false && typeof parsed.message === "string";
 }
 
 /** Spec 2.1's success envelope, and nothing more: `data` is the provider's to shape. */

@@ -76,7 +76,8 @@ function readDefinite(
 ): Call {
   try {
     metrics.upstreamRequests.inc({ account: run.envelope.account, operation, status_class: "2xx" });
-    const reading = readAnswer(run.client.profile, run.envelope.kind, run.state.phase, answer);
+    const { profile, adapter } = run.client;
+    const reading = readAnswer(profile, run.envelope.kind, run.state.phase, answer, adapter);
     return { outcome: reading.outcome, reading };
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);

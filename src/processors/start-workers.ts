@@ -5,6 +5,7 @@ import { retryDelayMs } from "../client/retry.js";
 import type { AccountConfig, Config } from "../config.js";
 import type { Logger } from "../logger.js";
 import { createPipelineMetrics, type PipelineMetrics } from "../metrics/pipeline-metrics.js";
+import type { ProviderAdapter } from "../provider/adapter.js";
 import { AccountPauses } from "../queues/account-pauses.js";
 import { AccountQueues } from "../queues/account-queues.js";
 import type { JobData } from "../queues/job-data.js";
@@ -45,6 +46,8 @@ export interface StartWorkersOptions {
   readonly webhookDeliveries?: WebhookDeliveries;
   /** Each job's spans and BullMQ's (src/tracing); NO_TRACING when left out. */
   readonly tracer?: JobTracer;
+  /** The loaded MONEYQ_PROVIDER_ADAPTER; the profile alone reads answers when left out. */
+  readonly adapter?: ProviderAdapter | undefined;
 }
 
 export interface RunningWorkers {
@@ -74,7 +77,7 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
   const accountList = options.accounts ?? config.accounts;
   const tracer = options.tracer ?? NO_TRACING;
   const accounts = new Map(accountList.map((a) => [a.alias, a]));
-  const clients = createClients(config, baseUrl, accountList);
+  const clients = createClients(config, baseUrl, accountList, options.adapter);
   const accountQueues =
     options.queues ??
     new AccountQueues(
@@ -192,6 +195,7 @@ function createClients(
   config: Config,
   baseUrl: string,
   accountList: readonly AccountConfig[],
+  adapter: ProviderAdapter | undefined,
 ): Map<string, PaymentsClient> {
   return new Map(
     accountList.map((a) => [
@@ -203,6 +207,7 @@ function createClients(
         connectTimeoutMs: config.http.connectTimeoutMs,
         requestTimeoutMs: config.http.requestTimeoutMs,
         profile: config.provider,
+        adapter,
       }),
     ]),
   );

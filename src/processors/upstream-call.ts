@@ -1,5 +1,6 @@
 import { type DefiniteAnswer, PaymentsResponseError } from "../client/errors.js";
 import type { EnvelopeAnswer, PaymentsClient } from "../client/payments-client.js";
+import type { ProviderAdapter } from "../provider/adapter.js";
 import { boundedData, cutText } from "../provider/bounds.js";
 import { LOOKUP_OPERATIONS, type ProviderProfile } from "../provider/profile.js";
 import { readJobAnswer } from "../provider/read-answer.js";
@@ -27,6 +28,7 @@ export function readAnswer(
   kind: JobKind,
   phase: Phase,
   answer: EnvelopeAnswer | DefiniteAnswer,
+  adapter?: ProviderAdapter,
 ): Reading {
   const spec = JOB_KINDS[kind];
   const creation = spec.lookup === "none";
@@ -34,10 +36,8 @@ export function readAnswer(
   const operation = confirming
     ? LOOKUP_OPERATIONS[spec.lookup as keyof typeof LOOKUP_OPERATIONS]
     : spec.operation;
-  const reading = readJobAnswer(profile, operation, answer.data, {
-    id: !creation && !confirming,
-    status: !creation,
-  });
+  const needs = { id: !creation && !confirming, status: !creation };
+  const reading = readJobAnswer(profile, operation, answer.data, needs, adapter);
   const { id, status, failureReason } = reading.fields;
   const unreadable = "unreadable" in answer ? answer.unreadable : undefined;
   if (unreadable !== undefined || !reading.understood) {

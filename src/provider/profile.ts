@@ -66,10 +66,35 @@ export interface AnswerPaths {
   readonly failureReason: string;
 }
 
+/**
+ * Where a list keeps its items, and where an item's id, status and failure reason sit: each
+ * path left out is the lookup's (a provider that wraps a lookup's record may list bare ones).
+ */
+export interface ListShape {
+  readonly items: string;
+  readonly id?: string | undefined;
+  readonly status?: string | undefined;
+  readonly failureReason?: string | undefined;
+}
+
+/** What a refusal may mean beyond its HTTP status, in the order the rules are tried. */
+export const REFUSAL_MEANINGS = ["keyReused", "inFlight", "insufficientFunds"] as const;
+export type RefusalMeaning = (typeof REFUSAL_MEANINGS)[number];
+
+/**
+ * One way a provider says a refusal's meaning: every part given must match (its HTTP status,
+ * the envelope's `code`, its `message` against a case-insensitive regular expression).
+ */
+export interface RefusalRule {
+  readonly statuses?: readonly number[] | undefined;
+  readonly codes?: readonly string[] | undefined;
+  readonly message?: string | undefined;
+}
+
 /** Everything the spec leaves unshown that moneyq needs to talk to one provider. */
 export interface ProviderProfile {
   readonly answers: Readonly<Record<AnswerOperation, AnswerPaths>>;
-  readonly lists: Readonly<Record<ListOperation, { readonly items: string }>>;
+  readonly lists: Readonly<Record<ListOperation, ListShape>>;
   readonly rates: Readonly<Record<RateOperation, { readonly rate: string }>>;
   readonly statuses: {
     readonly succeeded: readonly string[];
@@ -77,6 +102,8 @@ export interface ProviderProfile {
     readonly failed: readonly string[];
     readonly caseSensitive: boolean;
   };
+  /** What refusals mean beyond their status: each meaning's rules, any one of which matches. */
+  readonly refusals: Readonly<Record<RefusalMeaning, readonly RefusalRule[]>>;
   readonly requests: {
     readonly query: Readonly<{ [Q in NamedQuery]: Readonly<Record<string, string>> }>;
     /** 4.4: names of the currency and network body fields. */
@@ -125,6 +152,13 @@ export const DEFAULT_PROVIDER_PROFILE: ProviderProfile = deepFreeze({
     failed: ["FAILED", "CANCELLED", "DECLINED"],
     caseSensitive: false,
   },
+  // As the sandbox says them: a reused key by its code, whatever the status; a 409 in flight;
+  // a 400 with code insufficient_funds.
+  refusals: {
+    keyReused: [{ codes: ["idempotency_key_reused"] }],
+    inFlight: [{ statuses: [409] }],
+    insufficientFunds: [{ statuses: [400], codes: ["insufficient_funds"] }],
+  },
   requests: {
     query: Object.fromEntries(
       Object.entries(NAMED_QUERIES).map(([op, names]) => [
@@ -169,6 +203,32 @@ const word = z
   .refine((v) => !/\p{Cc}/u.test(v), { message: "must not contain control characters" });
 const words = z.array(word).min(1).max(64);
 
+/** Statuses whose meaning is fixed: a refusal rule never reads them otherwise. */
+const FIXED_STATUSES: ReadonlySet<number> = new Set([401, 403, 429]);
+const refusalStatus = z
+  .number()
+  .int()
+  .refine((s) => ((s >= 200 && s <= 299) || (s >= 400 && s <= 499)) && !FIXED_STATUSES.has(s), {
+    message:
+      "must be 200 to 299 or 400 to 499, and not 401, 403 or 429 (their meaning is fixed: a refused key, a rate limit)",
+  });
+const MAX_PATTERN_CHARS = 200;
+const RefusalRuleEntry = z
+  .strictObject({
+    statuses: z.array(refusalStatus).min(1).max(16).optional(),
+    codes: z.array(word).min(1).max(16).optional(),
+    message: z
+      .string()
+      .min(1)
+      .max(MAX_PATTERN_CHARS)
+      .refine(compiles, { message: "must be a valid regular expression" })
+      .optional(),
+  })
+  .refine((r) => r.statuses !== undefined || r.codes !== undefined || r.message !== undefined, {
+    message: "must give statuses, codes or message: an empty rule would match every refusal",
+  });
+const refusalRules = z.array(RefusalRuleEntry).max(16);
+
 const fieldsOf = (body: OpenBody) => z.array(z.enum(OPEN_BODIES[body])).optional();
 
 const AnswerEntry = z.strictObject({
@@ -186,7 +246,12 @@ export const ProviderProfileFile = z.strictObject({
   answers: record(ANSWER_OPERATIONS, AnswerEntry).optional(),
   lists: record(
     Object.keys(LIST_OPERATIONS) as ListOperation[],
-    z.strictObject({ items: path }),
+    z.strictObject({
+      items: path.optional(),
+      id: path.optional(),
+      status: path.optional(),
+      failureReason: path.optional(),
+    }),
   ).optional(),
   rates: record(RATE_OPERATIONS, z.strictObject({ rate: path })).optional(),
   statuses: z
@@ -197,6 +262,7 @@ export const ProviderProfileFile = z.strictObject({
       caseSensitive: z.boolean().optional(),
     })
     .optional(),
+  refusals: record(REFUSAL_MEANINGS, refusalRules).optional(),
   requests: z
     .strictObject({
       query: z
@@ -313,11 +379,15 @@ function collisionIssues(profile: ProviderProfile): FieldIssue[] {
 }
 
 function compiles(pattern: string): boolean {
+  return patternOf(pattern) !== undefined;
+}
+
+/** A refusal rule's message pattern as it is matched: case-insensitive, Unicode. */
+export function patternOf(pattern: string): RegExp | undefined {
   try {
-    new RegExp(pattern, "u");
-    return true;
+    return new RegExp(pattern, "iu");
   } catch {
-    return false;
+    return undefined;
   }
 }
 

@@ -1,6 +1,19 @@
+import {
+  AdapterFailure,
+  type AdapterFields,
+  callAdapter,
+  type ProviderAdapter,
+} from "./adapter.js";
 import { cutText } from "./bounds.js";
 import { valueAt } from "./paths.js";
-import { type AnswerOperation, type ProviderProfile, statusKey } from "./profile.js";
+import {
+  type AnswerOperation,
+  type AnswerPaths,
+  LIST_OPERATIONS,
+  type ListOperation,
+  type ProviderProfile,
+  statusKey,
+} from "./profile.js";
 
 /** What a provider status word means; "unknown" is in none of the profile's lists. */
 export type StatusMeaning = "succeeded" | "pending" | "failed" | "unknown";
@@ -44,19 +57,87 @@ function readStatus(value: unknown): string | undefined {
   return typeof value === "string" ? readableText(value, MAX_STATUS_CHARS) : undefined;
 }
 
-/** Reads the id, status and failure reason of an operation's answer at the profile's paths. */
+/** The failure reason as kept: a non-empty string, cut. */
+function readReason(value: unknown): string | undefined {
+  return typeof value === "string" && value.length > 0 ? cutText(value) : undefined;
+}
+
+/** The fields at `paths` in `data`. */
+function readAtPaths(paths: AnswerPaths, data: unknown): AnswerFields {
+  return {
+    id: readId(valueAt(data, paths.id)),
+    status: readStatus(valueAt(data, paths.status)),
+    failureReason: readReason(valueAt(data, paths.failureReason)),
+  };
+}
+
+/**
+ * What an adapter read, held to the rules of a profile's reading: anything but an object of
+ * these fields is unreadable (AdapterFailure), and a field of the wrong kind is not there.
+ */
+function adapterFields(fn: string, read: AdapterFields): AnswerFields {
+  if (read === null || typeof read !== "object" || Array.isArray(read))
+    throw new AdapterFailure(fn, "returned something that is not { id, status, failureReason }");
+  return {
+    id: readId(read.id),
+    status: readStatus(read.status),
+    failureReason: readReason(read.failureReason),
+  };
+}
+
+/**
+ * Reads the id, status and failure reason of an operation's answer: through the adapter when
+ * it reads this answer, else at the profile's paths.
+ */
 export function readAnswerFields(
   profile: ProviderProfile,
   operation: AnswerOperation,
   data: unknown,
+  adapter?: ProviderAdapter,
 ): AnswerFields {
-  const paths = profile.answers[operation];
-  const reason = valueAt(data, paths.failureReason);
+  const read = callAdapter(adapter, "readAnswer", operation, data);
+  if (read !== undefined) return adapterFields("readAnswer", read);
+  return readAtPaths(profile.answers[operation], data);
+}
+
+/** Where a list's items keep their id, status and reason: the list's own paths, else its lookup's. */
+export function listItemPaths(profile: ProviderProfile, list: ListOperation): AnswerPaths {
+  const shape = profile.lists[list];
+  const lookup = profile.answers[LIST_OPERATIONS[list]];
   return {
-    id: readId(valueAt(data, paths.id)),
-    status: readStatus(valueAt(data, paths.status)),
-    failureReason: typeof reason === "string" && reason.length > 0 ? cutText(reason) : undefined,
+    id: shape.id ?? lookup.id,
+    status: shape.status ?? lookup.status,
+    failureReason: shape.failureReason ?? lookup.failureReason,
   };
+}
+
+/** A list answer's items (through the adapter, else at the profile's path); undefined when none. */
+export function listItems(
+  profile: ProviderProfile,
+  list: ListOperation,
+  data: unknown,
+  adapter?: ProviderAdapter,
+): readonly unknown[] | undefined {
+  const items = callAdapter(adapter, "listItems", list, data);
+  if (items !== undefined) {
+    if (!Array.isArray(items))
+      throw new AdapterFailure("listItems", "returned something not a list");
+    return items;
+  }
+  const found = valueAt(data, profile.lists[list].items);
+  return Array.isArray(found) ? found : undefined;
+}
+
+/** One list item's id, status and reason (through the adapter, else at the list's paths). */
+export function readListItem(
+  profile: ProviderProfile,
+  list: ListOperation,
+  item: unknown,
+  adapter?: ProviderAdapter,
+): AnswerFields {
+  const read = callAdapter(adapter, "readListItem", list, item);
+  if (read !== undefined) return adapterFields("readListItem", read);
+  return readAtPaths(listItemPaths(profile, list), item);
 }
 
 /**
@@ -84,13 +165,20 @@ export function readJobAnswer(
   operation: AnswerOperation,
   data: unknown,
   needs: { readonly id: boolean; readonly status: boolean },
+  adapter?: ProviderAdapter,
 ): JobReading {
-  const fields = readAnswerFields(profile, operation, data);
-  const paths = profile.answers[operation];
+  const read = callAdapter(adapter, "readAnswer", operation, data);
+  const fields =
+    read === undefined
+      ? readAtPaths(profile.answers[operation], data)
+      : adapterFields("readAnswer", read);
+  const where = (field: "id" | "status") =>
+    read === undefined
+      ? `answers.${operation}.${field} (${profile.answers[operation][field]})`
+      : `${field} (as the adapter's readAnswer read it)`;
   const unread: string[] = [];
-  if (needs.id && fields.id === undefined) unread.push(`answers.${operation}.id (${paths.id})`);
-  if (needs.status && fields.status === undefined)
-    unread.push(`answers.${operation}.status (${paths.status})`);
+  if (needs.id && fields.id === undefined) unread.push(where("id"));
+  if (needs.status && fields.status === undefined) unread.push(where("status"));
   if (unread.length > 0) return { understood: false, unread, fields };
   // A creation's definite `success: true` is its success, whatever else its data says.
   const meaning = needs.status ? statusMeaning(profile, fields.status as string) : "succeeded";

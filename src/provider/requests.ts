@@ -1,5 +1,6 @@
 import type { FieldIssue } from "../contract/field-issues.js";
 import type { OperationId } from "../contract/operations.js";
+import { AdapterFailure, callAdapter, type ProviderAdapter } from "./adapter.js";
 import {
   NAMED_QUERIES,
   OPEN_BODIES,
@@ -62,6 +63,31 @@ export function translateRequest(
   if (id === "declinePaymentLink")
     return moveLinkToken(requests.paymentLinkDecline, parts, reverse);
   return parts;
+}
+
+const plainObject = (value: unknown): boolean =>
+  value === undefined || (value !== null && typeof value === "object" && !Array.isArray(value));
+
+/**
+ * A request in our names as the provider wants it: the adapter's shape when it gives one (an
+ * object of `params`, `query` and `body`), else the profile's translation. An adapter that
+ * throws or answers something else fails with an AdapterFailure: the request is not sent.
+ */
+export function shapeRequest(
+  profile: ProviderProfile,
+  id: OperationId,
+  parts: RequestParts,
+  adapter?: ProviderAdapter,
+): RequestParts {
+  const shaped = callAdapter(adapter, "shapeRequest", id, structuredClone(parts));
+  if (shaped === undefined) return translateRequest(profile, id, parts);
+  const { params, query, body } = (shaped ?? {}) as RequestParts;
+  if (shaped === null || !plainObject(shaped) || !plainObject(params) || !plainObject(query))
+    throw new AdapterFailure(
+      "shapeRequest",
+      "returned something that is not { params, query, body }",
+    );
+  return { params, query, body };
 }
 
 /** 4.8: our callers give the link as query `token`; the provider may want it elsewhere. */

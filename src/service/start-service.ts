@@ -31,6 +31,7 @@ import type { ResultsStore } from "../results/results-store.js";
 import { type RunningSandbox, startSandbox } from "../sandbox/index.js";
 import { startTracing } from "../tracing/start-tracing.js";
 import { openParts, serviceAccounts } from "./open-parts.js";
+import { openProviderAdapter } from "./provider-adapter.js";
 import type { Role } from "./roles.js";
 
 /**
@@ -109,6 +110,8 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   const logger = options.logger ?? createLogger(config.logLevel);
   const cleanup: [string, () => Promise<unknown> | undefined][] = [];
   const stopAll = () => runAll(logger, cleanup.reverse());
+  // Before anything connects: a module that cannot be loaded is a bad setting.
+  const adapter = await openProviderAdapter(config);
   try {
     // First started, last closed: every other part's spans are exported before it stops.
     const tracing = await startTracing(config, logger);
@@ -153,6 +156,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
             queues: parts.queues,
             webhookDeliveries: parts.webhooks,
             tracer: tracing.tracer,
+            adapter,
           });
     if (workers) cleanup.push(["workers", () => workers.close()]);
     registerRedisMetrics(registry, {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PaymentsResponseError } from "../../src/client/errors.js";
+import { PaymentsRefusedError, PaymentsResponseError } from "../../src/client/errors.js";
 import { PaymentsClient } from "../../src/client/payments-client.js";
 import { type ScriptedServer, startScriptedServer } from "../helpers/scripted-server.js";
 
@@ -40,11 +40,19 @@ describe("a 2xx is checked only for the spec's envelope", () => {
 
   it.each([
     ["no message", { success: true, data: {} }],
-    ["success false on a 200", { success: false, message: "no" }],
+    ["success false without a message", { success: false }],
     ["data not an object", { success: true, message: "ok", data: "t1" }],
     ["data an array", { success: true, message: "ok", data: [] }],
   ])("refuses what is not the envelope: %s", async (_name, body) => {
     server.reply({ status: 200, body });
     await expect(lookUp()).rejects.toBeInstanceOf(PaymentsResponseError);
+  });
+
+  it("reads a 200 carrying the error envelope as the provider's refusal, with its message", async () => {
+    server.reply({ status: 200, body: { success: false, message: "Insufficient balance" } });
+    const error = await lookUp().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(PaymentsRefusedError);
+    expect(error).toMatchObject({ code: "refused", status: 200 });
+    expect((error as Error).message).toBe("getTransaction: Insufficient balance");
   });
 });

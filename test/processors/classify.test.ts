@@ -8,6 +8,7 @@ import {
   PaymentsInvalidRequestError,
   PaymentsNotFoundError,
   PaymentsRateLimitError,
+  PaymentsRefusedError,
   PaymentsResponseError,
   PaymentsServerError,
   PaymentsTimeoutError,
@@ -69,6 +70,29 @@ const table: [string, Outcome, ClassifyContext, Action][] = [
     err(new PaymentsValidationError(reached)),
     submit,
     { type: "fail", code: "validation_error", message: "withdrawToBank: m" },
+  ],
+  [
+    "200 carrying the error envelope (success: false): the provider's refusal",
+    err(
+      new PaymentsRefusedError({
+        ...reached,
+        status: 200,
+        message: "withdrawToBank: Insufficient balance",
+      }),
+    ),
+    submit,
+    { type: "fail", code: "refused", message: "withdrawToBank: Insufficient balance" },
+  ],
+  [
+    "200 carrying the error envelope, on a resend after an answer was lost",
+    err(new PaymentsRefusedError({ ...reached, status: 200 })),
+    { ...again, possiblySent: true },
+    {
+      type: "needs_reconciliation",
+      code: "outcome_unknown",
+      message:
+        "an earlier attempt may have reached the provider, which now refuses: withdrawToBank: m",
+    },
   ],
   [
     "400 insufficient funds",
