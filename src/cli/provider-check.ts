@@ -5,48 +5,28 @@ import {
   PaymentsTimeoutError,
   PaymentsValidationError,
 } from "../client/errors.js";
-import type { PaymentsClient } from "../client/payments-client.js";
+import type { EnvelopeAnswer } from "../client/payments-client.js";
 import type { OperationId } from "../contract/operations.js";
-import { valueAt } from "../provider/paths.js";
+import {
+  checkListAnswer,
+  checkRateAnswer,
+  checkRecordAnswer,
+  type ListCheck,
+  type OperationCheck,
+  type Reader,
+  unverifiedCheck,
+} from "../provider/check-answer.js";
 import {
   type AnswerOperation,
   LIST_OPERATIONS,
   type ListOperation,
-  LOOKUP_OPERATIONS,
-  type ProviderProfile,
   RATE_OPERATIONS,
-  type RateOperation,
 } from "../provider/profile.js";
-import { readAnswerFields, statusMeaning } from "../provider/read-answer.js";
-import { JOB_KINDS } from "../queues/job-kinds.js";
-import { type Gated, ReadNotSentError } from "./check-gate.js";
+import { ReadNotSentError } from "./check-gate.js";
+import { type CheckPlan, listsOf } from "./check-plan.js";
 
-/** What one read-only call showed about the profile. */
-export interface OperationCheck {
-  readonly operation: OperationId;
-  /** Nothing in this answer contradicts the profile (see `notVerified` for what was not seen). */
-  readonly understood: boolean;
-  /** Fields found, as `entry (path) = value`. */
-  readonly found: readonly string[];
-  /** Entries that could not be read, as `entry (path): why`. */
-  readonly problems: readonly string[];
-  /**
-   * Entries this check could not verify, and why: an empty list, a refused key, a provider out
-   * of reach, a refused request. Not the profile's fault, but not a go-ahead either.
-   */
-  readonly notVerified: readonly string[];
-  /** Readable, but worth a look (for example a status in none of the lists). */
-  readonly warnings: readonly string[];
-}
-
-/** How a whole check ended, worst first. */
-export type CheckVerdict = "unreadable" | "not_verified" | "ok";
-
-export function verdictOf(checks: readonly OperationCheck[]): CheckVerdict {
-  if (checks.some((c) => c.problems.length > 0)) return "unreadable";
-  if (checks.some((c) => c.notVerified.length > 0)) return "not_verified";
-  return "ok";
-}
+/** Sends one operation of the check and returns its answer (gated, paced, saved: the caller's). */
+export type Send = (operation: OperationId, input: unknown) => Promise<EnvelopeAnswer>;
 
 export interface RateQuery {
   readonly fromCurrency: string;
@@ -54,49 +34,6 @@ export interface RateQuery {
   readonly fromCurrencyIso2: string;
   readonly toCurrencyIso2: string;
   readonly amount: number;
-}
-
-/** Items of a list looked at, so a long history costs no time. */
-const ITEMS_CHECKED = 20;
-
-const keysOf = (value: unknown): string =>
-  value !== null && typeof value === "object" && !Array.isArray(value)
-    ? Object.keys(value).join(", ") || "no fields"
-    : typeof value;
-
-/**
- * Calls the read-only operations (the exchange and payment link rates, the transaction,
- * stable transaction and order lists) and reads each answer through `profile`. Never sends a request that moves money.
- * Each request leaves through `gated` (the account's rate and pauses, check-gate.ts).
- */
-export async function checkProvider(
-  client: PaymentsClient,
-  profile: ProviderProfile,
-  rateQuery: RateQuery,
-  gated: Gated,
-): Promise<OperationCheck[]> {
-  const checks: OperationCheck[] = [];
-  const { amount, ...pair } = rateQuery;
-  const rateQueries = { getExchangeRate: rateQuery, getPaymentLinkRate: pair };
-  for (const rate of RATE_OPERATIONS) {
-    checks.push(
-      await attempt(rate, async () =>
-        checkRate(
-          profile,
-          rate,
-          (await gated(() => client.send(rate, { query: rateQueries[rate] as never }))).data,
-        ),
-      ),
-    );
-  }
-  for (const list of Object.keys(LIST_OPERATIONS) as ListOperation[]) {
-    checks.push(
-      await attempt(list, async () =>
-        checkList(profile, list, (await gated(() => client.send(list, {} as never))).data),
-      ),
-    );
-  }
-  return [...checks, ...checkSubmissions(profile, checks)];
 }
 
 /** Why a call brought nothing to check: the key, the network, the request; not the profile. */
@@ -111,175 +48,126 @@ function unverifiedBecause(operation: OperationId, error: unknown): string | und
     const flags = (RATE_OPERATIONS as readonly string[]).includes(operation)
       ? ": check --from, --to, --from-iso2, --to-iso2 and --amount"
       : "";
-    return `the provider refused the request (HTTP ${error.status})${flags}: ${message}`;
+    const read = error.code === "validation_error" ? "" : `, read as ${error.code}`;
+    return `the provider refused the request (HTTP ${error.status}${read})${flags}: ${message}`;
   }
   if (error instanceof PaymentsError && error.code !== "invalid_response")
     return `the provider answered HTTP ${error.status ?? "?"}: ${message}`;
   return undefined;
 }
 
-async function attempt(
+/** Runs one call's check; a call that fails is not verified (or unreadable, when it is the answer). */
+export async function attempt<C extends OperationCheck>(
   operation: OperationId,
-  run: () => Promise<OperationCheck>,
-): Promise<OperationCheck> {
+  run: () => Promise<C>,
+): Promise<C | OperationCheck> {
   try {
     return await run();
   } catch (error) {
     const because = unverifiedBecause(operation, error);
+    if (because !== undefined) return unverifiedCheck(operation, because);
     const message = error instanceof Error ? error.message : String(error);
-    return {
-      operation,
-      understood: because !== undefined,
-      found: [],
-      problems: because === undefined ? [message] : [],
-      notVerified: because === undefined ? [] : [because],
-      warnings: [],
-    };
+    return { ...unverifiedCheck(operation, ""), notVerified: [], problems: [message] };
   }
 }
 
-const LIST_OF_LOOKUP = Object.fromEntries(
-  Object.entries(LIST_OPERATIONS).map(([list, lookup]) => [lookup, list as ListOperation]),
-) as Record<string, ListOperation>;
+/** The exchange and payment link rates. */
+export async function checkRates(
+  reader: Reader,
+  send: Send,
+  rateQuery: RateQuery,
+): Promise<OperationCheck[]> {
+  const { amount, ...pair } = rateQuery;
+  const queries = { getExchangeRate: rateQuery, getPaymentLinkRate: pair };
+  const checks: OperationCheck[] = [];
+  for (const rate of RATE_OPERATIONS)
+    checks.push(
+      await attempt(rate, async () =>
+        checkRateAnswer(reader, rate, (await send(rate, { query: queries[rate] })).data),
+      ),
+    );
+  return checks;
+}
+
+/** Each list: where its items are, and each item's id and status. */
+export async function checkLists(
+  reader: Reader,
+  send: Send,
+  lists: readonly ListOperation[],
+): Promise<(ListCheck | OperationCheck)[]> {
+  const checks: (ListCheck | OperationCheck)[] = [];
+  for (const list of lists)
+    checks.push(
+      await attempt(list, async () => checkListAnswer(reader, list, (await send(list, {})).data)),
+    );
+  return checks;
+}
+
+/** A lookup's request for the provider's id (a stable transaction's needs its sub-account). */
+export function lookupInput(
+  lookup: AnswerOperation,
+  id: string,
+  subAccountId: string | undefined,
+): unknown {
+  if (lookup === "getOrder") return { params: { orderId: id } };
+  if (lookup === "getStableTransaction") return { params: { subAccountId, transactionId: id } };
+  return { params: { transactionId: id } };
+}
+
+/** Looks `id` up and checks the lookup's real answer: the status the pipeline reads. */
+export function checkLookup(
+  reader: Reader,
+  send: Send,
+  lookup: AnswerOperation,
+  id: string,
+  subAccountId: string | undefined,
+): Promise<OperationCheck> {
+  const lists = (Object.keys(LIST_OPERATIONS) as ListOperation[]).filter(
+    (l) => LIST_OPERATIONS[l] === lookup,
+  );
+  return attempt(lookup, async () => {
+    const answer = await send(lookup, lookupInput(lookup, id, subAccountId));
+    return checkRecordAnswer(reader, lookup, answer.data, { id: false, status: true }, lists);
+  });
+}
+
+const subAccountOf = (plan: CheckPlan): string | undefined => {
+  const params = plan.requests["payout.stable"]?.params;
+  const id = params?.subAccountId;
+  return typeof id === "string" ? id : undefined;
+};
 
 /**
- * Submission answers are never sent by this check (they move money). Their id and status
- * paths count as verified when they are the paths of their lookup, read from a list's item.
+ * The check's reads, which never move money: the rates, each list the kinds need, and a lookup
+ * of each list's first item, so that the lookup's paths are verified on a real lookup's answer.
  */
-function checkSubmissions(
-  profile: ProviderProfile,
-  checks: readonly OperationCheck[],
-): OperationCheck[] {
-  const out: OperationCheck[] = [];
-  const seen = new Set<string>();
-  for (const spec of Object.values(JOB_KINDS)) {
-    if (spec.lookup === "none" || seen.has(spec.operation)) continue;
-    seen.add(spec.operation);
-    const operation = spec.operation as AnswerOperation;
-    const lookup = LOOKUP_OPERATIONS[spec.lookup as keyof typeof LOOKUP_OPERATIONS];
-    const list = LIST_OF_LOOKUP[lookup] as ListOperation;
-    const ours = profile.answers[operation];
-    const theirs = profile.answers[lookup];
-    const listCheck = checks.find((c) => c.operation === list);
-    const listVerified =
-      listCheck !== undefined &&
-      listCheck.problems.length === 0 &&
-      listCheck.notVerified.length === 0;
-    const entry = `answers.${operation}.id (${ours.id}) and .status (${ours.status})`;
-    const samePaths = ours.id === theirs.id && ours.status === theirs.status;
-    const verified = samePaths && listVerified;
-    out.push({
-      operation,
-      understood: true,
-      found: verified ? [`${entry}: the paths of answers.${lookup}, read in ${list}`] : [],
-      problems: [],
-      notVerified: verified
-        ? []
-        : [
-            samePaths
-              ? `${entry}: the paths of answers.${lookup}, which ${list} did not verify`
-              : `${entry}: only a submission's answer shows them, and this check sends none`,
-          ],
-      warnings: [],
-    });
-  }
-  return out;
-}
-
-function checkRate(
-  profile: ProviderProfile,
-  operation: RateOperation,
-  data: unknown,
-): OperationCheck {
-  const path = profile.rates[operation].rate;
-  const rate = valueAt(data, path);
-  const numeric =
-    typeof rate === "number" ||
-    (typeof rate === "string" && rate.trim() !== "" && Number.isFinite(Number(rate)));
-  return numeric
-    ? {
-        operation,
-        understood: true,
-        found: [`rates.${operation}.rate (${path}) = ${rate}`],
-        problems: [],
-        notVerified: [],
-        warnings: [],
-      }
-    : {
-        operation,
-        understood: false,
-        found: [],
-        problems: [`rates.${operation}.rate (${path}): no number there; data has ${keysOf(data)}`],
-        notVerified: [],
-        warnings: [],
-      };
-}
-
-function checkList(profile: ProviderProfile, list: ListOperation, data: unknown): OperationCheck {
-  const itemsPath = profile.lists[list].items;
-  const items = valueAt(data, itemsPath);
-  if (!Array.isArray(items)) {
-    return {
-      operation: list,
-      understood: false,
-      found: [],
-      problems: [`lists.${list}.items (${itemsPath}): no list there; data has ${keysOf(data)}`],
-      notVerified: [],
-      warnings: [],
-    };
-  }
-  const found = [`lists.${list}.items (${itemsPath}): ${items.length} items`];
-  const problems: string[] = [];
-  const warnings: string[] = [];
-  const notVerified: string[] = [];
-  const lookup = LIST_OPERATIONS[list];
-  const paths = profile.answers[lookup];
-  if (items.length === 0)
-    notVerified.push(
-      `answers.${lookup}.id (${paths.id}) and .status (${paths.status}): no item in the list to read them from; check again once there is one`,
-    );
-  const unknown = new Set<string>();
-  items.slice(0, ITEMS_CHECKED).forEach((item, i) => {
-    const fields = readAnswerFields(profile, lookup, item);
-    if (fields.id === undefined)
-      problems.push(
-        `answers.${lookup}.id (${paths.id}): not in item ${i}, which has ${keysOf(item)}`,
+export async function checkReads(
+  reader: Reader,
+  send: Send,
+  rateQuery: RateQuery,
+  plan: CheckPlan,
+): Promise<OperationCheck[]> {
+  const checks = await checkRates(reader, send, rateQuery);
+  for (const listCheck of await checkLists(reader, send, listsOf(plan.kinds))) {
+    checks.push(listCheck);
+    const list = listCheck.operation as ListOperation;
+    const lookup = LIST_OPERATIONS[list];
+    const item = "items" in listCheck ? listCheck.items.find((i) => i.id !== undefined) : undefined;
+    if (item?.id === undefined) {
+      checks.push(unverifiedCheck(lookup, `no item of ${list} with a readable id to look up`));
+      continue;
+    }
+    const subAccountId = subAccountOf(plan);
+    if (lookup === "getStableTransaction" && subAccountId === undefined) {
+      checks.push(
+        unverifiedCheck(
+          lookup,
+          "a stable transaction is looked up under its sub-account: give payout.stable's params.subAccountId in --requests FILE",
+        ),
       );
-    if (fields.status === undefined)
-      problems.push(
-        `answers.${lookup}.status (${paths.status}): not in item ${i}, which has ${keysOf(item)}`,
-      );
-    else if (statusMeaning(profile, fields.status) === "unknown") unknown.add(fields.status);
-    if (i === 0 && fields.id !== undefined && fields.status !== undefined)
-      found.push(
-        `answers.${lookup}.id (${paths.id}) = ${fields.id}`,
-        `answers.${lookup}.status (${paths.status}) = ${fields.status} (${statusMeaning(profile, fields.status)})`,
-      );
-  });
-  for (const word of unknown)
-    warnings.push(
-      `status "${word}" is in none of the profile's lists: moneyq treats it as pending`,
-    );
-  return {
-    operation: list,
-    understood: problems.length === 0,
-    found,
-    problems,
-    notVerified,
-    warnings,
-  };
-}
-
-/** The report as the CLI prints it: one block per operation. */
-export function formatChecks(account: string, checks: readonly OperationCheck[]): string {
-  const lines = [`account ${account}`];
-  for (const c of checks) {
-    const label = c.problems.length > 0 ? "FAIL" : c.notVerified.length > 0 ? "----" : "ok  ";
-    lines.push(`  ${label} ${c.operation}`);
-    for (const f of c.found) lines.push(`         found   ${f}`);
-    for (const p of c.problems) lines.push(`         cannot read ${p}`);
-    for (const n of c.notVerified) lines.push(`         not verified: ${n}`);
-    for (const w of c.warnings) lines.push(`         warning ${w}`);
+      continue;
+    }
+    checks.push(await checkLookup(reader, send, lookup, item.id, subAccountId));
   }
-  return `${lines.join("\n")}\n`;
+  return checks;
 }

@@ -20,14 +20,17 @@ const check = (args: string[] = [], env: Record<string, string> = {}) =>
   });
 
 describe("moneyq provider check gives a go-ahead only for what it verified", () => {
-  it("exits 0 when every entry was read, submissions through their lookups' paths", async () => {
+  it("gives no go-ahead without a real submission's answer: exits 3 naming each one", async () => {
     provider.reply({ status: 200, body: EVERY_READ_ANSWER });
     const result = await check();
-    expect(result.code).toBe(0);
-    expect(result.stdout).toContain("every entry needed was read through the provider profile");
+    expect(result.code).toBe(3);
+    expect(result.stdout).not.toContain("cannot read");
+    expect(result.stdout).toContain("ok   getTransaction");
     expect(result.stdout).toContain(
-      "found   answers.withdrawStable.id (transactionId) and .status (status): the paths of answers.getStableTransaction, read in listStableTransactions",
+      "not verified: answers.withdrawToBank.id, answers.withdrawToBank.status: no real answer of withdrawToBank was read: this check sends no submission; run it with --submit",
     );
+    expect(result.stdout).toContain("nothing unreadable, but some entries were not read");
+    expect(result.stdout).not.toContain("go ahead");
   });
 
   it("exits 3 naming each entry an empty list left unverified", async () => {
@@ -38,23 +41,24 @@ describe("moneyq provider check gives a go-ahead only for what it verified", () 
     const result = await check();
     expect(result.code).toBe(3);
     expect(result.stdout).toContain(
-      "not verified: answers.getTransaction.id (transactionId) and .status (status): no item in the list",
+      "not verified: lists.listTransactions.id and .status: no item in the list to read them from",
     );
     expect(result.stdout).toContain(
-      "not verified: answers.withdrawToBank.id (transactionId) and .status (status): the paths of answers.getTransaction, which listTransactions did not verify",
+      "not verified: no item of listTransactions with a readable id to look up",
     );
-    expect(result.stdout).toContain("nothing unreadable, but some entries were not verified");
-    expect(result.stdout).not.toContain("every entry needed was read");
+    expect(result.stdout).not.toContain("go ahead");
   });
 
-  it("exits 3 when a submission reads other paths than its lookup", async () => {
+  it("needs only what the kinds given with --kinds read", async () => {
     provider.reply({ status: 200, body: EVERY_READ_ANSWER });
-    const file = profileFile({ answers: { withdrawToBank: { status: "state" } } });
-    const result = await check([], { MONEYQ_PROVIDER_PROFILE: file });
+    const before = provider.requests.length;
+    const result = await check(["--kinds", "payout.bank"]);
     expect(result.code).toBe(3);
-    expect(result.stdout).toContain(
-      "not verified: answers.withdrawToBank.id (transactionId) and .status (state): only a submission's answer shows them",
-    );
+    expect(result.stdout).toContain("answers.withdrawToBank.id");
+    expect(result.stdout).not.toContain("withdrawToMobileMoney");
+    expect(result.stdout).not.toContain("listOrders");
+    // Two rates, the transaction list and a lookup of its first item.
+    expect(provider.requests.length - before).toBe(4);
   });
 
   it("names a refused key as such, not as a profile problem", async () => {
@@ -88,6 +92,11 @@ describe("moneyq provider check gives a go-ahead only for what it verified", () 
     [["--amount", "Infinity"], "--amount: must be a finite positive number"],
     [["--from", "XYZ"], "--from: "],
     [["--to-iso2", "N"], "--to-iso2: "],
+    [["--kinds", "payout.nope"], "--kinds: must be job kinds among payout.bank"],
+    [
+      ["--submit"],
+      "--submit sends real submissions, so only to your provider's sandbox environment",
+    ],
   ])("refuses %j before calling anything", async (args, message) => {
     const before = provider.requests.length;
     const result = await check(args);

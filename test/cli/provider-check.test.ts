@@ -1,3 +1,6 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { BANK_PAYOUT_BODY } from "../fixtures/batches.js";
 import { TRON_ADDRESS } from "../fixtures/operation-examples.js";
@@ -44,8 +47,8 @@ async function seed(sb: TestSandbox, names: [string, string] = ["currency", "net
   expect([payout.status, order.status, stable.status]).toEqual([200, 200, 200]);
 }
 
-const check = (sb: TestSandbox, profile?: string) =>
-  runCli(["provider", "check"], {
+const check = (sb: TestSandbox, profile?: string, args: string[] = []) =>
+  runCli(["provider", "check", ...args], {
     PAYMENTS_API_URL: sb.sandbox.baseUrl,
     PAYMENTS_API_KEY: sb.sandbox.apiKey,
     REDIS_URL: redis.url,
@@ -53,40 +56,58 @@ const check = (sb: TestSandbox, profile?: string) =>
     ...(profile !== undefined && { MONEYQ_PROVIDER_PROFILE: profile }),
   });
 
+/** The sandbox's first sub-account, for the check's lookup of a stable transaction. */
+async function requestsFor(sb: TestSandbox): Promise<string> {
+  const demo = (await sb.control("GET", "/accounts")).body.data.accounts[0];
+  const file = join(mkdtempSync(join(tmpdir(), "moneyq-requests-")), "requests.json");
+  const body = { amount: "1", toAddress: TRON_ADDRESS, currency: "USDT", network: "polygon" };
+  writeFileSync(
+    file,
+    JSON.stringify({ "payout.stable": { params: { subAccountId: demo.subAccountIds[0] }, body } }),
+  );
+  return file;
+}
+
 describe("moneyq provider check", () => {
-  it("exits 0 when the profile reads our dialect, and moves no money", async () => {
+  it("reads and looks up through our dialect, moves no money, and gives no go-ahead without a submission", async () => {
     await seed(ours);
     const before = (await ours.control("GET", "/requests")).body.data.requests.length;
-    const result = await check(ours);
+    const result = await check(ours, undefined, ["--requests", await requestsFor(ours)]);
     expect(result.stderr).toBe("");
-    expect(result.code).toBe(0);
+    expect(result.code).toBe(3);
     for (const op of [
       "getExchangeRate",
       "getPaymentLinkRate",
       "listTransactions",
+      "getTransaction",
       "listStableTransactions",
+      "getStableTransaction",
       "listOrders",
+      "getOrder",
     ])
       expect(result.stdout).toContain(`ok   ${op}`);
     expect(result.stdout).toContain("answers.getTransaction.status (status) = ");
     const sent = (await ours.control("GET", "/requests")).body.data.requests.slice(before);
-    expect(sent.length).toBe(5);
-    expect(result.stdout).toContain(
-      "found   answers.withdrawToBank.id (transactionId) and .status (status): the paths of answers.getTransaction, read in listTransactions",
-    );
+    // Two rates, three lists, a lookup of each list's first item.
+    expect(sent.length).toBe(8);
     expect(sent.every((r: { method: string }) => r.method === "GET")).toBe(true);
+    expect(result.stdout).toContain(
+      "not verified: answers.withdrawToBank.id, answers.withdrawToBank.status: no real answer of withdrawToBank was read",
+    );
+    expect(result.stdout).not.toContain("go ahead");
   });
 
-  it("exits 0 when the profile matches another dialect", async () => {
+  it("reads another dialect when the profile matches it", async () => {
     await seed(foreign, ["asset", "chain"]);
     const result = await check(foreign, foreignFile);
-    expect(result.code).toBe(0);
+    expect(result.code).toBe(3);
     expect(result.stdout).toContain("lists.listTransactions.items (page.items): ");
     expect(result.stdout).toContain("rates.getExchangeRate.rate (quote.rate) = ");
+    expect(result.stdout).toContain("ok   getOrder");
     expect(result.stdout).not.toContain("FAIL");
   });
 
-  it("exits 1 naming each field it could not read", async () => {
+  it("exits 1 naming each entry it could not read, the path tried and what is there", async () => {
     const plain = await check(foreign);
     expect(plain.code).toBe(1);
     expect(plain.stdout).toContain("FAIL getExchangeRate");
@@ -94,10 +115,14 @@ describe("moneyq provider check", () => {
     expect(plain.stdout).toContain("cannot read lists.listOrders.items (orders)");
     expect(plain.stdout).toContain("fix MONEYQ_PROVIDER_PROFILE");
 
+    // The list's items are read with the lookup's paths unless the list sets its own: the line
+    // names the list's own entry, so that fixing it leaves the lookup as it is.
     const almost = await check(foreign, almostFile);
     expect(almost.code).toBe(1);
     expect(almost.stdout).toContain("FAIL listTransactions");
-    expect(almost.stdout).toContain("cannot read answers.getTransaction.id (transactionId)");
+    expect(almost.stdout).toContain(
+      "cannot read lists.listTransactions.id (transactionId, the lookup's path): in item 0, nothing at transactionId",
+    );
     expect(almost.stdout).toContain("ok   listOrders");
 
     const backwards = await check(ours, foreignFile);
@@ -108,7 +133,19 @@ describe("moneyq provider check", () => {
   it("documents itself in --help", async () => {
     const help = await runCli(["provider", "check", "--help"]);
     expect(help.code).toBe(0);
-    for (const flag of ["--account", "--from", "--to", "--from-iso2", "--to-iso2", "--amount"])
+    for (const flag of [
+      "--account",
+      "--kinds",
+      "--requests",
+      "--submit",
+      "--answers",
+      "--save",
+      "--from",
+      "--to",
+      "--from-iso2",
+      "--to-iso2",
+      "--amount",
+    ])
       expect(help.stdout).toContain(flag);
   });
 

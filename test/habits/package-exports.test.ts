@@ -32,6 +32,7 @@ const EXPECTED: Record<string, readonly string[]> = {
     "deriveIdempotencyKey",
     "JOB_KINDS",
   ],
+  "./provider": ["parseProviderProfile", "DEFAULT_PROVIDER_PROFILE"],
   "./sandbox": ["startSandbox", "SandboxControl", "DEMO_API_KEY"],
 };
 
@@ -39,6 +40,7 @@ const EXPECTED: Record<string, readonly string[]> = {
 const NOT_LOADED: Record<string, readonly string[]> = {
   "./client": ["bullmq", "ioredis", "fastify", "pino", "prom-client"],
   "./producer": ["fastify", "undici", "pino", "prom-client"],
+  "./provider": ["bullmq", "ioredis", "fastify", "undici", "pino", "prom-client"],
 };
 
 const specifier = (subpath: string) => `${pkg.name}${subpath.slice(1)}`;
