@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from "vitest";
-import { EVERY_READ_ANSWER, profileFile } from "../fixtures/provider-profiles.js";
+import { EVERY_READ_ANSWER } from "../fixtures/provider-profiles.js";
 import { runCli } from "../helpers/cli.js";
 import { useTestRedis } from "../helpers/redis.js";
 import { startScriptedServer } from "../helpers/scripted-server.js";

@@ -8,7 +8,7 @@ import {
   type ProviderProfile,
   parseProviderProfile,
 } from "../../src/provider/profile.js";
-import { readJobAnswer, statusMeaning } from "../../src/provider/read-answer.js";
+import { listItemPaths, readJobAnswer, statusMeaning } from "../../src/provider/read-answer.js";
 import { translateRequest } from "../../src/provider/requests.js";
 import type { EnqueueValidationError } from "../../src/queues/enqueue-error.js";
 import type { JobInput } from "../../src/queues/job-envelope.js";
@@ -174,6 +174,45 @@ describe("a profile document", () => {
     expect(parsed.success).toBe(false);
     const issues = parsed.success ? [] : parsed.issues;
     expect(issues.find((i) => i.field === field)?.rule).toContain(rule);
+  });
+});
+
+describe("refusal rules and list shapes", () => {
+  it.each([
+    [
+      { inFlight: [{ statuses: [429] }] },
+      "refusals.inFlight[0].statuses[0]",
+      "not 401, 403 or 429",
+    ],
+    [
+      { keyReused: [{ statuses: [503] }] },
+      "refusals.keyReused[0].statuses[0]",
+      "200 to 299 or 400 to 499",
+    ],
+    [{ keyReused: [{}] }, "refusals.keyReused[0]", "an empty rule would match every refusal"],
+    [
+      { insufficientFunds: [{ message: "(" }] },
+      "refusals.insufficientFunds[0].message",
+      "valid regular expression",
+    ],
+  ])("refuses the rule %j, naming it", (refusals, field, rule) => {
+    const parsed = parseProviderProfile({ refusals });
+    expect(parsed.success).toBe(false);
+    const issue = !parsed.success ? parsed.issues.find((i) => i.field === field) : undefined;
+    expect(issue?.rule).toContain(rule);
+  });
+
+  it("reads list items with the list's own paths, and the lookup's where it sets none", () => {
+    const wrapped = profileOf({
+      answers: { getTransaction: { id: "transfer.id", status: "transfer.state" } },
+      lists: { listTransactions: { items: "items", id: "id" } },
+    });
+    expect(listItemPaths(wrapped, "listTransactions")).toEqual({
+      id: "id",
+      status: "transfer.state",
+      failureReason: "failureReason",
+    });
+    expect(listItemPaths(D, "listOrders")).toEqual(D.answers.getOrder);
   });
 });
 
