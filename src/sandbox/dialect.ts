@@ -3,6 +3,7 @@ import { setAt, takeAt } from "../provider/paths.js";
 import {
   ANSWER_OPERATIONS,
   type AnswerOperation,
+  type AnswerPaths,
   DEFAULT_PROVIDER_PROFILE,
   LIST_OPERATIONS,
   type ListOperation,
@@ -10,7 +11,7 @@ import {
   RATE_OPERATIONS,
   type RateOperation,
 } from "../provider/profile.js";
-import { statusMeaning } from "../provider/read-answer.js";
+import { listItemPaths, statusMeaning } from "../provider/read-answer.js";
 
 /**
  * How the sandbox shapes `data`: ours (the contract's), another provider's (described by a
@@ -53,8 +54,9 @@ export function inDialect(
   if (id in LIST_OPERATIONS) {
     const list = id as ListOperation;
     const items = takeAt(out, DEFAULT_PROVIDER_PROFILE.lists[list].items);
+    const paths = listItemPaths(profile, list);
     const reshaped = Array.isArray(items)
-      ? items.map((item) => reshapeRecord(profile, LIST_OPERATIONS[list], item, false))
+      ? items.map((item) => reshapeRecord(profile, LIST_OPERATIONS[list], item, false, paths))
       : items;
     setAt(out, profile.lists[list].items, reshaped);
     return foreignFormats(out);
@@ -66,14 +68,15 @@ export function inDialect(
   return foreignFormats(out);
 }
 
+/** A record at the profile's paths: its answer's, or (`theirs`) a list item's own. */
 function reshapeRecord(
   profile: ProviderProfile,
   operation: AnswerOperation,
   record: Record<string, unknown>,
   submission: boolean,
+  theirs: AnswerPaths = profile.answers[operation],
 ): Record<string, unknown> {
   const ours = DEFAULT_PROVIDER_PROFILE.answers[operation];
-  const theirs = profile.answers[operation];
   const id = takeAt(record, ours.id);
   const status = takeAt(record, ours.status);
   const reason = takeAt(record, ours.failureReason);

@@ -13,6 +13,7 @@ import { translateRequest } from "../../src/provider/requests.js";
 import type { EnqueueValidationError } from "../../src/queues/enqueue-error.js";
 import type { JobInput } from "../../src/queues/job-envelope.js";
 import { Producer } from "../../src/queues/producer.js";
+import { inDialect } from "../../src/sandbox/dialect.js";
 import { FOREIGN_PROFILE, profileFile, profileOf } from "../fixtures/provider-profiles.js";
 
 const D = DEFAULT_PROVIDER_PROFILE;
@@ -213,6 +214,20 @@ describe("refusal rules and list shapes", () => {
       failureReason: "failureReason",
     });
     expect(listItemPaths(D, "listOrders")).toEqual(D.answers.getOrder);
+  });
+
+  it("the sandbox in such a dialect wraps its lookups and lists items at the list's own paths", () => {
+    const wrapped = profileOf({
+      answers: { getTransaction: { id: "transfer.id", status: "transfer.state" } },
+      lists: { listTransactions: { items: "items", id: "id", status: "state" } },
+    });
+    const dialect = { kind: "profile", profile: wrapped } as const;
+    const record = { transactionId: "t-1", status: "SUCCESSFUL" };
+    expect(inDialect(dialect, "getTransaction", record, false)).toMatchObject({
+      transfer: { id: "t-1", state: "SUCCESSFUL" },
+    });
+    const listed = inDialect(dialect, "listTransactions", { transactions: [record] }, false);
+    expect(listed).toMatchObject({ items: [{ id: "t-1", state: "SUCCESSFUL" }] });
   });
 });
 
