@@ -147,6 +147,20 @@ async function answersReport(reader: Reader, plan: CheckPlan, dir: string): Prom
   ];
 }
 
+/** A client of the check: the profile and adapter the pipeline reads with, the service's timeouts. */
+async function checkClient(config: Config, reader: Reader, baseUrl: string, apiKey: string) {
+  // Loaded when it runs: the rest of the CLI starts without the client's dependencies.
+  const { PaymentsClient } = await import("../client/payments-client.js");
+  return new PaymentsClient({
+    baseUrl,
+    apiKey,
+    profile: reader.profile,
+    adapter: reader.adapter,
+    connectTimeoutMs: config.http.connectTimeoutMs,
+    requestTimeoutMs: config.http.requestTimeoutMs,
+  });
+}
+
 /** --submit: the provider's sandbox environment, never the production address or keys. */
 async function submitReport(
   config: Config,
@@ -160,20 +174,12 @@ async function submitReport(
     throw new CliError(
       "--submit sends real submissions, so only to your provider's sandbox environment: set PAYMENTS_SANDBOX_API_URL and PAYMENTS_SANDBOX_API_KEY (never the production ones)",
     );
-  const { PaymentsClient } = await import("../client/payments-client.js");
   const { checkRates } = await import("./provider-check.js");
   const { checkSubmissions, pacedSend } = await import("./provider-submit.js");
   const { savingSend } = await import("./saved-answers.js");
   const { unverifiedEntries } = await import("./check-report.js");
   process.stdout.write(`submits to your provider's sandbox environment at ${sandbox.url}\n`);
-  const client = new PaymentsClient({
-    baseUrl: sandbox.url,
-    apiKey: sandbox.apiKey,
-    profile: reader.profile,
-    adapter: reader.adapter,
-    connectTimeoutMs: config.http.connectTimeoutMs,
-    requestTimeoutMs: config.http.requestTimeoutMs,
-  });
+  const client = await checkClient(config, reader, sandbox.url, sandbox.apiKey);
   try {
     const paced = pacedSend(client, flags.rate);
     const send = flags.save === undefined ? paced : savingSend(paced, flags.save);
@@ -203,7 +209,6 @@ async function readsReports(
   const accounts = config.accounts.filter((a) => !flags.account || a.alias === flags.account);
   if (accounts.length === 0)
     throw new CliError(`--account: no account is configured with alias "${flags.account}"`);
-  const { PaymentsClient } = await import("../client/payments-client.js");
   const { checkReads } = await import("./provider-check.js");
   const { openCheckGate } = await import("./check-gate.js");
   const { savingSend } = await import("./saved-answers.js");
@@ -218,14 +223,7 @@ async function readsReports(
         process.stdout.write(
           `no moneyq service has opened account ${account.alias}'s queue under this prefix: if one runs, set MONEYQ_REDIS_PREFIX as it has it\n`,
         );
-      const client = new PaymentsClient({
-        baseUrl: config.paymentsApiUrl,
-        apiKey: account.apiKey,
-        profile: reader.profile,
-        adapter: reader.adapter,
-        connectTimeoutMs: config.http.connectTimeoutMs,
-        requestTimeoutMs: config.http.requestTimeoutMs,
-      });
+      const client = await checkClient(config, reader, config.paymentsApiUrl, account.apiKey);
       try {
         const gated = gate.gatedFor(account);
         const direct = (op: Parameters<typeof client.send>[0], input: unknown) =>
