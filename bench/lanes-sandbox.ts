@@ -1,4 +1,4 @@
-// Child process of bench/lanes.bench.ts: the sandbox, whose payouts answer PENDING and settle
+// Child process of bench/lanes.bench.ts and bench/latency.bench.ts: the sandbox, whose payouts answer PENDING and settle
 // after argv[2] ms; prints one JSON line with its addresses and key.
 import { startSandbox } from "../src/sandbox/index.js";
 

@@ -3,7 +3,7 @@ import { PaymentsRateLimitError } from "../client/errors.js";
 import type { AccountConfig, Config } from "../config.js";
 import { createLogger } from "../logger.js";
 import { rateLimitPauseMs } from "../processors/classify.js";
-import { RateGate, type Reservation } from "../processors/rate-gate.js";
+import { type Clearance, RateGate, type Reservation } from "../processors/rate-gate.js";
 import { accountQueueName } from "../queues/queue-names.js";
 import { closeRedis } from "../redis/close.js";
 import { createRedis, type RedisConnection } from "../redis/connection.js";
@@ -67,9 +67,11 @@ export async function openCheckGate(config: Config): Promise<CheckGate> {
     { maxRetriesPerRequest: 1, commandTimeout: COMMAND_TIMEOUT_MS },
   );
   const gate = new RateGate(connection, config.redisPrefix, config.pipeline.rateWindowMarginMs);
+  // As late as a worker's request may leave after its slot.
+  const toleranceMs = config.pipeline.rateWindowMarginMs / 2;
   return {
     where: `${url}, prefix ${config.redisPrefix}`,
-    gatedFor: (account) => throughGate(gate, account),
+    gatedFor: (account) => throughGate(gate, account, toleranceMs),
     served: (account) => queueOpened(connection, config.redisPrefix, account.alias),
     close: () => closeRedis(connection),
   };
@@ -93,9 +95,9 @@ async function queueOpened(
  * a provider check runs beside a service that may be using the whole rate), and none leaves
  * while the account is paused; a 429 the check meets pauses the account for every process.
  */
-function throughGate(gate: RateGate, account: AccountConfig): Gated {
+function throughGate(gate: RateGate, account: AccountConfig, toleranceMs: number): Gated {
   return async (call) => {
-    await takeSlot(gate, account).catch((error: unknown) => {
+    await takeSlot(gate, account, toleranceMs).catch((error: unknown) => {
       if (error instanceof ReadNotSentError) throw error;
       throw new ReadNotSentError(
         `not sent: the account's rate gate failed (${(error as Error).message})`,
@@ -125,7 +127,11 @@ async function storePause(
   }
 }
 
-async function takeSlot(gate: RateGate, account: AccountConfig): Promise<void> {
+async function takeSlot(
+  gate: RateGate,
+  account: AccountConfig,
+  toleranceMs: number,
+): Promise<void> {
   const { alias, ratePerSecond } = account;
   let pausedFor = 0;
   let late = 0;
@@ -135,11 +141,16 @@ async function takeSlot(gate: RateGate, account: AccountConfig): Promise<void> {
     });
     let pauseMs = 0;
     if (slot.reserved) {
-      if (slot.delayMs < 1) return;
-      await sleep(Math.ceil(slot.delayMs));
       // Reserved ahead: a pause may have come meanwhile, or this process woke up late.
-      const clearance = await gate.clear(alias, slot.at, false);
-      if (clearance.clear) return;
+      let clearance: Clearance = { clear: true };
+      if (slot.clearAt !== undefined) {
+        await sleepUntil(slot.clearAt);
+        clearance = await gate.clear(alias, slot.at, false);
+      }
+      if (clearance.clear) {
+        await sleepUntil(slot.leaveAt);
+        if (performance.now() - slot.leaveAt <= toleranceMs) return;
+      }
       if ("held" in clearance) throw held(alias);
       if ("pausedMs" in clearance) pauseMs = clearance.pausedMs;
       else {
@@ -156,6 +167,12 @@ async function takeSlot(gate: RateGate, account: AccountConfig): Promise<void> {
     if (pausedFor > PAUSE_WAIT_MS) throw pausedTooLong(alias, pauseMs);
     await sleep(pauseMs);
   }
+}
+
+/** Until `at` on this process's clock (a slot's time, as the gate maps it). */
+async function sleepUntil(at: number): Promise<void> {
+  const ms = at - performance.now();
+  if (ms >= 1) await sleep(Math.ceil(ms));
 }
 
 /** The stored pause a refused reservation names, or why the read is not sent. */

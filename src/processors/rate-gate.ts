@@ -2,6 +2,7 @@ import { LANE_PRIORITY, type Lane } from "../queues/lanes.js";
 import { Coalescer } from "../redis/coalescer.js";
 import type { RedisConnection } from "../redis/connection.js";
 import { accountPauseKey, bullKeys, type Keyspace, keyspace, rateKeys } from "../redis/keys.js";
+import { RedisClock } from "../redis/redis-clock.js";
 import { ReplicaWaits } from "../redis/replica-waits.js";
 import { CLEAR_SLOTS } from "../redis/scripts/clear-slots.js";
 import { PAUSE_ACCOUNT } from "../redis/scripts/pause-account.js";
@@ -29,8 +30,20 @@ export interface SlotOptions {
 }
 
 export type Reservation =
-  /** `at`: the slot, on Redis's clock (ms), for its clearance. */
-  | { readonly reserved: true; readonly delayMs: number; readonly at: number }
+  /**
+   * `at`: the slot, on Redis's clock (ms), for its clearance; `delayMs`: how far ahead it was on
+   * Redis's clock when reserved. `leaveAt`: the slot on this process's clock
+   * (`performance.now()`), when the request leaves, never before the slot on Redis's clock.
+   * `clearAt`, for a slot to be cleared: when the clearance is sent, so that its answer comes
+   * back before `leaveAt`.
+   */
+  | {
+      readonly reserved: true;
+      readonly delayMs: number;
+      readonly at: number;
+      readonly leaveAt: number;
+      readonly clearAt?: number;
+    }
   | { readonly reserved: false; readonly retryInMs: number }
   | { readonly reserved: false; readonly cancelled: true }
   | { readonly reserved: false; readonly pausedMs: number }
@@ -73,6 +86,13 @@ const BULK_AHEAD_MIN_MS = 20;
 export const HIGH_LANE_RUN_CAP = 4;
 /** Requests one reservation call takes at most. */
 const MAX_REQUESTS_PER_CALL = 256;
+/**
+ * A clearance is sent a round trip and this much before its slot, so that its answer is back
+ * before the request leaves: a few milliseconds of an answer's jitter cost no lateness.
+ */
+export const CLEARANCE_SPARE_MS = 5;
+/** Clearance calls of one account in flight at once: each is timed to its slot. */
+const CLEARANCES_IN_FLIGHT = 4;
 
 /**
  * Spaces each account's requests evenly across every process, serves the lanes in order, and
@@ -85,6 +105,8 @@ export class RateGate {
   readonly #space: Keyspace;
   readonly #marginMs: number;
   readonly #replicas: ReplicaWaits;
+  /** Redis's clock against this process's, from the round trips of the gate's calls. */
+  readonly #clock = new RedisClock();
   /** One per account and rate: its reservations leave one call at a time, gathered. */
   readonly #lanes = new Map<string, Coalescer<SlotRequest, Reservation>>();
   readonly #clearances = new Map<string, Coalescer<ClearRequest, Clearance>>();
@@ -127,8 +149,8 @@ export class RateGate {
   }
 
   /**
-   * Just before a request reserved ahead leaves: still clear to send, not late, and (a bulk
-   * slot reserved a millisecond or more ahead) still its own? `at` is the reservation's `at`.
+   * Before a request whose reservation has a `clearAt` leaves: still clear to send, not late, and
+   * (`bulk`: a bulk request's) still its own slot? `at` is the reservation's `at`.
    */
   clear(account: string, at: number, bulk: boolean, options: SlotOptions = {}): Promise<Clearance> {
     let clearances = this.#clearances.get(account);
@@ -136,10 +158,16 @@ export class RateGate {
       clearances = new Coalescer(
         (requests) => this.#clearMany(account, requests),
         MAX_REQUESTS_PER_CALL,
+        CLEARANCES_IN_FLIGHT,
       );
       this.#clearances.set(account, clearances);
     }
     return clearances.add({ at, bulk, options });
+  }
+
+  /** The least round trip to Redis of the gate's recent calls (ms), 0 before any. */
+  roundTripMs(): number {
+    return this.#clock.roundTripMs();
   }
 
   /** No request of `account` leaves, from any process, for `ms` from now (a 429's Retry-After). */
@@ -159,6 +187,7 @@ export class RateGate {
     const rate = rateKeys(this.#space, account);
     const rateKey = rate.slot;
     const interval = (1000 + this.#marginMs) / perSecond;
+    const lead = this.#clock.roundTripMs() + CLEARANCE_SPARE_MS;
     const keys = [
       rateKey,
       rate.lanes,
@@ -171,10 +200,12 @@ export class RateGate {
     const args = [
       String(interval),
       String(MAX_RESERVE_AHEAD_MS),
-      String(Math.max(BULK_AHEAD_MIN_MS, BULK_AHEAD_INTERVALS * interval)),
+      // Bulk reserves a round trip further ahead, so that its clearance can be timed.
+      String(Math.max(BULK_AHEAD_MIN_MS, BULK_AHEAD_INTERVALS * interval) + lead),
       String(HIGH_LANE_RUN_CAP),
       // How long a waiting bulk request, or a hand-back, counts: a few slots, 50 ms at least.
       String(Math.max(50, 3 * interval)),
+      String(lead),
     ];
     for (const r of requests) {
       const { lock, sentKey, lane = "urgent" } = r.options;
@@ -187,10 +218,44 @@ export class RateGate {
         sentKey === undefined ? "0" : "1",
       );
     }
+    const sentAt = performance.now();
     const answer = await this.#redis.moneyqReserveSlots(keys.length, ...keys, ...args);
-    return requests.map((_, i) =>
-      reservationOf(Number(answer[3 * i]), Number(answer[3 * i + 1]), Number(answer[3 * i + 2])),
-    );
+    const answeredAt = performance.now();
+    this.#clock.sample(sentAt, Number(answer.at(-1)), answeredAt);
+    return requests.map((r, i) => {
+      const reservation = reservationOf(
+        Number(answer[3 * i]),
+        Number(answer[3 * i + 1]),
+        Number(answer[3 * i + 2]),
+      );
+      if (!reservation.reserved) return reservation;
+      return this.#timed(reservation, sentAt, answeredAt, lead, r.options.sentKey !== undefined);
+    });
+  }
+
+  /**
+   * When the request of a reserved slot leaves, on this process's clock: the slot's time as
+   * RedisClock maps it, but never outside what this call's own round trip allows (the slot is
+   * `delayMs` after a moment between sending and answer), whatever the clock's past said. A slot
+   * at least `lead` ahead, or of a request that records "sent", is cleared, `lead` before.
+   */
+  #timed(
+    slot: { readonly delayMs: number; readonly at: number },
+    sentAt: number,
+    answeredAt: number,
+    lead: number,
+    recordsSent: boolean,
+  ): Reservation {
+    const mapped = this.#clock.localOf(slot.at) ?? answeredAt + slot.delayMs;
+    const leaveAt = Math.min(Math.max(mapped, sentAt + slot.delayMs), answeredAt + slot.delayMs);
+    const cleared = slot.delayMs >= lead || recordsSent;
+    return {
+      reserved: true,
+      delayMs: slot.delayMs,
+      at: slot.at,
+      leaveAt,
+      ...(cleared && { clearAt: leaveAt - lead }),
+    };
   }
 
   async #clearMany(account: string, requests: readonly ClearRequest[]): Promise<Clearance[]> {
@@ -208,7 +273,9 @@ export class RateGate {
         r.bulk ? "1" : "0",
       );
     }
+    const sentAt = performance.now();
     const answer = await this.#redis.moneyqClearSlots(keys.length, ...keys, ...(args as string[]));
+    this.#clock.sample(sentAt, Number(answer.at(-1)), performance.now());
     const recordedSent = requests.some(
       (r, i) => r.options.sentKey !== undefined && Number(answer[2 * i]) === 1,
     );
@@ -232,10 +299,15 @@ export class RateGate {
   }
 }
 
-function reservationOf(status: number, value: number, at: number): Reservation {
+/** A reservation's answer; a reserved slot's local times are added by RateGate. */
+function reservationOf(
+  status: number,
+  value: number,
+  at: number,
+): Reservation | { readonly reserved: true; readonly delayMs: number; readonly at: number } {
   switch (status) {
     case 1:
-      // Kept fractional: the caller sends at once when the slot is under a millisecond away.
+      // Kept fractional, as the script compared it with the lead.
       return { reserved: true, delayMs: Math.max(0, value), at };
     case 2:
       return { reserved: false, cancelled: true };

@@ -79,11 +79,13 @@ export class SlotTaker {
   }
 
   /**
-   * Waits for this request's slot of the account's rate. A worker that wakes up later than half
-   * the margin after its slot gives the slot up and takes a new one: sending late could crowd
-   * the second that follows. An unused slot costs capacity, never safety. A slot reserved ahead
-   * is cleared just before the request leaves (a 429 or a lost lock may have come meanwhile);
-   * a request that records "sent" is always cleared, as clearance records it.
+   * Waits for this request's slot of the account's rate. The slot is kept on Redis's clock; the
+   * gate maps it to this process's (`leaveAt`, never before the slot on Redis's clock), and a
+   * request leaves then, or gives the slot up if it could only leave more than half the margin
+   * later: sending late could crowd the second that follows. An unused slot costs capacity, never
+   * safety. A slot reserved ahead is cleared before the request leaves (a 429 or a lost lock may
+   * have come meanwhile), the clearance sent a round trip early so that its answer is back in
+   * time; a request that records "sent" is always cleared, as clearance records it.
    */
   async take(job: Job, signal: AbortSignal | undefined, request: SlotRequest): Promise<SlotAnswer> {
     const { account, perSecond, holdKey, options } = request;
@@ -93,9 +95,6 @@ export class SlotTaker {
       // Decided before the await: concurrent jobs must not all see the same cold count.
       const weight = this.#coldLeft > 0 ? 2 : 1;
       if (this.#coldLeft > 0) this.#coldLeft -= 1;
-      // Lateness counts from when the reservation left, not when its answer came back: the
-      // slot was set somewhere in between, so this errs on the side of the limit.
-      const asked = performance.now();
       const slot = await this.#deps.gate.reserve(account, perSecond, weight, holdKey, options);
       if (!slot.reserved) {
         if ("cancelled" in slot) return "cancelled";
@@ -113,11 +112,7 @@ export class SlotTaker {
         else await sleep(slot.retryInMs, job, signal);
         continue;
       }
-      const due = asked + slot.delayMs;
-      // Under a millisecond early is within the margin; a timer would cost more than it saves.
-      // Rounded up, so a timer never fires before the slot.
-      if (slot.delayMs >= 1) await sleep(Math.ceil(slot.delayMs), job, signal);
-      const timing = await this.#clear(job, request, slot, due);
+      const timing = await this.#leave(job, signal, request, slot);
       if (timing === "taken") continue;
       if (timing === "on_time") {
         stopIfAborted(job, signal);
@@ -132,42 +127,63 @@ export class SlotTaker {
   }
 
   /**
-   * Whether the slot is still on time once its waiting is over, cleared by the gate when it was
-   * reserved ahead or records "sent"; "taken" when a lookup or urgent request took this bulk
-   * slot (not a missed one: ask again).
+   * Waits for the slot, clearing it on the way when the gate says so; whether the request can
+   * still leave on time; "taken" when a lookup or urgent request took this bulk slot (not a
+   * missed one: ask again).
+   */
+  async #leave(
+    job: Job,
+    signal: AbortSignal | undefined,
+    request: SlotRequest,
+    slot: { readonly at: number; readonly leaveAt: number; readonly clearAt?: number },
+  ): Promise<"on_time" | "late" | "taken"> {
+    const { options } = request;
+    const tolerance = this.#deps.pipeline.rateWindowMarginMs / 2;
+    if (slot.clearAt !== undefined) {
+      await sleepUntil(slot.clearAt, job, signal);
+      const cleared = await this.#clear(job, request, slot, tolerance);
+      if (cleared !== "clear") return cleared;
+    }
+    await sleepUntil(slot.leaveAt, job, signal);
+    if (performance.now() - slot.leaveAt <= tolerance) return "on_time";
+    // Held up after clearance (a stopped process): not sent, so not recorded as sent.
+    if (slot.clearAt !== undefined && options.sentKey !== undefined)
+      await this.#deps.writes.write(job, options.lock?.token, job.data, {
+        dropSent: options.sentKey,
+      });
+    return "late";
+  }
+
+  /**
+   * The gate's clearance of a slot reserved ahead or of a request that records "sent": still
+   * clear to send, or why not.
    */
   async #clear(
     job: Job,
     request: SlotRequest,
-    slot: { readonly delayMs: number; readonly at: number },
-    due: number,
-  ): Promise<"on_time" | "late" | "taken"> {
+    slot: { readonly at: number; readonly leaveAt: number; readonly clearAt?: number },
+    tolerance: number,
+  ): Promise<"clear" | "late" | "taken"> {
     const { account, options } = request;
-    const tolerance = this.#deps.pipeline.rateWindowMarginMs / 2;
-    if (performance.now() - due > tolerance) return "late";
-    if (!(slot.delayMs >= 1 || options.sentKey !== undefined)) return "on_time";
-    const bulk = options.lane === "bulk" && slot.delayMs >= 1;
+    // Its answer could not come back in time: not worth a round trip.
+    if (performance.now() + this.#deps.gate.roundTripMs() - slot.leaveAt > tolerance) return "late";
+    const bulk = options.lane === "bulk";
     const clearance = await this.#deps.gate.clear(account, slot.at, bulk, options);
-    const notReplicated = !clearance.clear && "notReplicated" in clearance;
-    if (!clearance.clear && !notReplicated) {
-      if ("lockLost" in clearance) throw new LockLostError(job.id);
-      if ("held" in clearance) return this.#pause(account, HELD_RECHECK_MS);
-      if ("pausedMs" in clearance) return this.#pause(account, clearance.pausedMs);
-      if ("taken" in clearance) return "taken";
-      return "late";
-    }
-    if (notReplicated)
+    if (clearance.clear) return "clear";
+    if ("lockLost" in clearance) throw new LockLostError(job.id);
+    if ("held" in clearance) return this.#pause(account, HELD_RECHECK_MS);
+    if ("pausedMs" in clearance) return this.#pause(account, clearance.pausedMs);
+    if ("taken" in clearance) return "taken";
+    if ("notReplicated" in clearance && options.sentKey !== undefined) {
       this.#deps.logger.warn(
         { jobId: job.id, account },
         "Redis replicas did not acknowledge the request's sent record in time; it is not sent now",
       );
-    else if (performance.now() - due <= tolerance) return "on_time";
-    // Held up after clearance (a stopped process) or not on the replicas: not sent, so not
-    // recorded as sent.
-    if (options.sentKey !== undefined)
+      // Not on the replicas: not sent, so not recorded as sent.
       await this.#deps.writes.write(job, options.lock?.token, job.data, {
         dropSent: options.sentKey,
       });
+    }
     return "late";
   }
 
@@ -175,4 +191,13 @@ export class SlotTaker {
   #pause(account: string, delayMs: number): Promise<never> {
     return pauseWorker(this.#worker, this.#deps.metrics, account, delayMs, undefined);
   }
+}
+
+/**
+ * Waits until `at` on this process's clock. Under a millisecond early is within the margin; a
+ * timer would cost more than it saves. Rounded up, so a timer never fires before `at`.
+ */
+async function sleepUntil(at: number, job: Job, signal: AbortSignal | undefined): Promise<void> {
+  const ms = at - performance.now();
+  if (ms >= 1) await sleep(Math.ceil(ms), job, signal);
 }

@@ -5,19 +5,26 @@ interface Waiting<In, Out> {
 }
 
 /**
- * Runs one call at a time and gathers the calls that arrive meanwhile into the next one: a
- * lone call leaves at once, and under load N concurrent jobs cost one Redis round trip
- * instead of N. `run` answers its items in order, one output per item.
+ * Runs one call at a time (or `inFlight`) and gathers the calls that arrive meanwhile into the
+ * next one: a lone call leaves at once, and under load N concurrent jobs cost one Redis round
+ * trip instead of N. `run` answers its items in order, one output per item. More than one in
+ * flight is for calls timed to a moment, which must not wait for a slow answer to the last.
  */
 export class Coalescer<In, Out> {
   readonly #run: (items: readonly In[]) => Promise<readonly Out[]>;
   readonly #maxItems: number;
+  readonly #inFlight: number;
   #waiting: Waiting<In, Out>[] = [];
-  #busy = false;
+  #running = 0;
 
-  constructor(run: (items: readonly In[]) => Promise<readonly Out[]>, maxItems: number) {
+  constructor(
+    run: (items: readonly In[]) => Promise<readonly Out[]>,
+    maxItems: number,
+    inFlight = 1,
+  ) {
     this.#run = run;
     this.#maxItems = maxItems;
+    this.#inFlight = inFlight;
   }
 
   add(item: In): Promise<Out> {
@@ -28,9 +35,9 @@ export class Coalescer<In, Out> {
   }
 
   #next(): void {
-    if (this.#busy || this.#waiting.length === 0) return;
+    if (this.#running >= this.#inFlight || this.#waiting.length === 0) return;
     const batch = this.#waiting.splice(0, this.#maxItems);
-    this.#busy = true;
+    this.#running += 1;
     let ran: Promise<readonly Out[]>;
     try {
       ran = this.#run(batch.map((w) => w.item));
@@ -49,7 +56,7 @@ export class Coalescer<In, Out> {
         },
       )
       .finally(() => {
-        this.#busy = false;
+        this.#running -= 1;
         this.#next();
       });
   }

@@ -42,6 +42,21 @@ describe("Coalescer", () => {
     expect(calls.map((x) => x.items)).toEqual([[1], [2, 3], [4, 5]]);
   });
 
+  it("with more than one in flight, sends each call at once until that many run, then gathers", async () => {
+    const { calls, run } = heldRun();
+    const c = new Coalescer(run, 100, 2);
+    const first = [c.add(1), c.add(2)];
+    expect(calls.map((x) => x.items)).toEqual([[1], [2]]);
+    const rest = [c.add(3), c.add(4)];
+    expect(calls).toHaveLength(2);
+    calls[1]?.finish();
+    await new Promise((r) => setImmediate(r));
+    expect(calls.map((x) => x.items)).toEqual([[1], [2], [3, 4]]);
+    calls[0]?.finish();
+    calls[2]?.finish();
+    expect(await Promise.all([...first, ...rest])).toEqual([10, 20, 30, 40]);
+  });
+
   it("rejects every call of a failed run, and goes on with the next", async () => {
     const { calls, run } = heldRun();
     const c = new Coalescer(run, 10);

@@ -22,17 +22,24 @@ import type { Script } from "./script.js";
  * worker busy with lookups and urgent jobs), its oldest job is moved to the queue's front and
  * the lookup or urgent job hands its own back to make room.
  *
+ * A slot at least `lead` ms away, or of a request that records "sent", is cleared before its
+ * request leaves (CLEAR_SLOTS); a nearer one is not (its clearance could not come back in
+ * time), so only a bulk slot of those is one a lookup or urgent request may take. A request
+ * that records "sent" takes a slot at least `lead` ms away, so that its clearance is in time.
+ *
  * KEYS: 1 slot (tat), 2 lane state (hash: run, bulkBy), 3 the account's pause, 4 its operator
  * pause, 5 the queue's prioritized set, 6 hand-back count, 7 bulk slots reserved ahead
  * (zset); then per request i, from 8 + 3(i - 1): its hold (a batch's meta or a job's hold),
  * job lock, job hash.
- * ARGV: 1 interval, 2 maxAhead, 3 bulkAhead, 4 cap, 5 slack; then per request, from
- * 6 + 5(i - 1): weight, lane priority, hold flag ('1': read its hold), lock token ('' for none), sent flag ('1':
- * refused when the job's hash has its "sent" field; clearance sets it).
+ * ARGV: 1 interval, 2 maxAhead, 3 bulkAhead, 4 cap, 5 slack, 6 lead; then per request, from
+ * 7 + 5(i - 1): weight, lane priority, hold flag ('1': read its hold), lock token ('' for none),
+ * sent flag ('1': refused when the job's hash has its "sent" field; clearance sets it).
  * Answers three values a request: status, value (a delay or a wait, in ms), and the slot's time
- * on Redis's clock when one was reserved. Status: 0 retry in (value), 1 reserved (value: delay),
- * 2 cancelled (its batch or itself), 3 paused (value: ms), 4 held by an operator, 5 lock lost, 6 hand the job
- * back (yield), 7 already sent, 8 held by its hold (value: ms, or 0 until it is approved).
+ * on Redis's clock when one was reserved; then, last, Redis's time as the script read it (the
+ * caller maps slots onto its own clock with it). Status: 0 retry in (value), 1 reserved (value:
+ * delay), 2 cancelled (its batch or itself), 3 paused (value: ms), 4 held by an operator, 5 lock
+ * lost, 6 hand the job back (yield), 7 already sent, 8 held by its hold (value: ms, or 0 until it
+ * is approved).
  */
 export const RESERVE_SLOTS: Script = {
   name: "moneyqReserveSlots",
@@ -45,6 +52,7 @@ local maxAhead = tonumber(ARGV[2])
 local bulkAhead = tonumber(ARGV[3])
 local cap = tonumber(ARGV[4])
 local slack = tonumber(ARGV[5])
+local lead = tonumber(ARGV[6])
 local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
 local run = tonumber(redis.call('HGET', KEYS[2], 'run') or '0')
 local bulkBy = tonumber(redis.call('HGET', KEYS[2], 'bulkBy') or '0')
@@ -62,7 +70,7 @@ local function answer(status, value, at)
 end
 for i = 1, (#KEYS - 7) / 3 do
   local k = 8 + 3 * (i - 1)
-  local a = 6 + 5 * (i - 1)
+  local a = 7 + 5 * (i - 1)
   local lane = tonumber(ARGV[a + 1])
   local token = ARGV[a + 3]
   local sends = ARGV[a + 4] == '1'
@@ -81,7 +89,9 @@ for i = 1, (#KEYS - 7) / 3 do
   elseif pausedMs > 0 then
     answer(3, pausedMs)
   else
-    local start = math.max(tat, now)
+    local from = now
+    if sends then from = now + lead end
+    local start = math.max(tat, from)
     -- As the answer gives it (to the microsecond): the caller decides from that whether the
     -- slot was reserved ahead, so this script must too.
     local delay = tonumber(msText(start - now))
@@ -104,7 +114,7 @@ for i = 1, (#KEYS - 7) / 3 do
         tat = start + interval * tonumber(ARGV[a])
         taken = true
         run = 0
-        if delay >= 1 then
+        if delay >= lead or sends then
           redis.call('ZADD', KEYS[7], msText(start), msText(start))
           added = true
         end
@@ -121,7 +131,7 @@ for i = 1, (#KEYS - 7) / 3 do
       bulkBy = now + slack
       answer(6, 0)
     else
-      local first = redis.call('ZRANGEBYSCORE', KEYS[7], now, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+      local first = redis.call('ZRANGEBYSCORE', KEYS[7], from, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
       if #first > 0 then
         redis.call('ZREM', KEYS[7], first[1])
         run = run + 1
@@ -150,5 +160,6 @@ if added then
   redis.call('ZREMRANGEBYSCORE', KEYS[7], '-inf', now - 1000)
   redis.call('PEXPIRE', KEYS[7], 60000)
 end
+out[#out + 1] = msText(now)
 return out`,
 };
