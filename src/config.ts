@@ -39,6 +39,8 @@ export interface Config {
   /** Prefix of every Redis key moneyq writes. */
   readonly redisPrefix: string;
   readonly pipeline: PipelineConfig;
+  /** What moneyq keeps watching after a result: re-checks and the reconciliation sweep. */
+  readonly books: BooksConfig;
   /** Refuse to start when Redis may evict or lose jobs. */
   readonly requireSafeRedis: boolean;
   /** How long a start waits for a configured Redis that refuses, times out or is loading. */
@@ -53,6 +55,14 @@ export interface Config {
   readonly approvals: ReadonlyMap<string, ApprovalPolicy>;
   /** OpenTelemetry traces of every job; undefined (nothing of OpenTelemetry loaded) when off. */
   readonly tracing: TracingConfig | undefined;
+}
+
+/** Books after success (docs/reconciliation.md). */
+export interface BooksConfig {
+  /** When a succeeded payout is looked up again, after its success (ms, rising); empty: never. */
+  readonly recheckAfterMs: readonly number[];
+  /** How often the service sweeps each account's provider transactions; undefined: never. */
+  readonly reconcileEveryMs: number | undefined;
 }
 
 /** The provider's sandbox environment (spec 5: its own address and key, never production's). */
@@ -204,6 +214,7 @@ export const CONFIG_DEFAULTS = Object.freeze({
   MONEYQ_LOCK_DURATION_MS: 30_000,
   MONEYQ_STALLED_INTERVAL_MS: 30_000,
   MONEYQ_SHUTDOWN_GRACE_MS: 10_000,
+  MONEYQ_RECHECK_AFTER: "1h,24h,72h",
   MONEYQ_REDIS_START_TIMEOUT_MS: 10_000,
   MONEYQ_API_HOST: "127.0.0.1",
   MONEYQ_API_PORT: 8080,
@@ -265,6 +276,8 @@ export const KNOWN_VARIABLES = [
   "MONEYQ_LOCK_DURATION_MS",
   "MONEYQ_STALLED_INTERVAL_MS",
   "MONEYQ_SHUTDOWN_GRACE_MS",
+  "MONEYQ_RECHECK_AFTER",
+  "MONEYQ_RECONCILE_EVERY",
   "MONEYQ_REQUIRE_SAFE_REDIS",
   "MONEYQ_REDIS_START_TIMEOUT_MS",
   "MONEYQ_WEBHOOK_URL",
@@ -429,6 +442,7 @@ export function loadConfig(env: Env = process.env): Config {
     });
   }
   const pipeline = readPipeline(read);
+  const books = readBooks(read);
   const requireSafeRedis = read.isOn("MONEYQ_REQUIRE_SAFE_REDIS");
   const redisStartTimeoutMs = read.int("MONEYQ_REDIS_START_TIMEOUT_MS", wholeNumber);
   const webhook = readWebhook(read);
@@ -464,6 +478,7 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: basics.logLevel,
     redisPrefix: basics.redisPrefix,
     pipeline,
+    books,
     requireSafeRedis,
     redisStartTimeoutMs,
     webhook,
@@ -527,6 +542,53 @@ function readPipeline(read: EnvReader): PipelineConfig {
     lockDurationMs: read.int("MONEYQ_LOCK_DURATION_MS"),
     stalledIntervalMs: read.int("MONEYQ_STALLED_INTERVAL_MS"),
     shutdownGraceMs: read.int("MONEYQ_SHUTDOWN_GRACE_MS", wholeNumber),
+  });
+}
+
+const DURATION_UNITS: Record<string, number> = {
+  ms: 1,
+  s: 1_000,
+  m: 60_000,
+  h: 3_600_000,
+  d: 86_400_000,
+};
+/** A duration such as `90s`, `1h` or `3d`, in ms; undefined when it is none. */
+function durationMs(text: string): number | undefined {
+  const match = /^(\d{1,9})(ms|s|m|h|d)$/.exec(text.trim());
+  return match ? Number(match[1]) * (DURATION_UNITS[match[2] as string] as number) : undefined;
+}
+const DURATION_RULE = "a duration such as 90s, 15m, 1h or 3d";
+const durations = z.string().superRefine((text, ctx) => {
+  if (text === "off") return;
+  const ms = text.split(",").map(durationMs);
+  if (ms.some((v) => v === undefined || v <= 0))
+    ctx.addIssue({
+      code: "custom",
+      message: `must be off, or ${DURATION_RULE}, or several separated by commas`,
+    });
+  else if (ms.length > 10 || ms.some((v, i) => i > 0 && (v as number) <= (ms[i - 1] as number)))
+    ctx.addIssue({ code: "custom", message: "must rise, at most 10 of them" });
+});
+
+/** MONEYQ_RECHECK_AFTER and MONEYQ_RECONCILE_EVERY. */
+function readBooks(read: EnvReader): BooksConfig {
+  const recheck = read.check(
+    "MONEYQ_RECHECK_AFTER",
+    durations,
+    CONFIG_DEFAULTS.MONEYQ_RECHECK_AFTER,
+  );
+  const every = read.check(
+    "MONEYQ_RECONCILE_EVERY",
+    z.string().refine((t) => t === "off" || (durationMs(t) ?? 0) >= 60_000, {
+      message: `must be off, or ${DURATION_RULE}, at least 1m`,
+    }),
+    "off",
+  );
+  return Object.freeze({
+    recheckAfterMs: Object.freeze(
+      recheck === "off" ? [] : recheck.split(",").map((t) => durationMs(t) as number),
+    ),
+    reconcileEveryMs: every === "off" ? undefined : durationMs(every),
   });
 }
 

@@ -96,6 +96,7 @@ export function registerJobRoutes(router: ApiRouter): void {
           },
         }),
         result: result ?? null,
+        reversal: (await results.reversalOf(account, jobId)) ?? null,
       };
     }
     throw notFound(`job ${jobId}`);

@@ -15,6 +15,7 @@ export const TOTAL_BUCKETS = [
   "failed",
   "cancelled",
   "needs_reconciliation",
+  "reversed",
 ] as const;
 export type TotalBucket = (typeof TOTAL_BUCKETS)[number];
 
@@ -26,7 +27,8 @@ export interface TotalEntry {
 
 /**
  * Per currency: requested (every accepted row), pending (no result yet), and each result's
- * (`failed` counts `failed` and `rejected`).
+ * (`failed` counts `failed` and `rejected`); `reversed`, the rows that succeeded and that the
+ * provider later reversed or returned (moved there from `succeeded`).
  */
 export type BatchTotals = Readonly<Record<string, Readonly<Record<TotalBucket, TotalEntry>>>>;
 

@@ -3,7 +3,8 @@ import { PaymentsRateLimitError } from "../client/errors.js";
 import type { AccountConfig, Config } from "../config.js";
 import { createLogger } from "../logger.js";
 import { rateLimitPauseMs } from "../processors/classify.js";
-import { type Clearance, RateGate, type Reservation } from "../processors/rate-gate.js";
+import { RateGate } from "../processors/rate-gate.js";
+import { takeReadSlot } from "../processors/read-slot.js";
 import { accountQueueName } from "../queues/queue-names.js";
 import { closeRedis } from "../redis/close.js";
 import { createRedis, type RedisConnection } from "../redis/connection.js";
@@ -136,51 +137,24 @@ async function takeSlot(
   let pausedFor = 0;
   let late = 0;
   for (;;) {
-    const slot = await gate.reserve(alias, ratePerSecond, COLD_WEIGHT, undefined, {
+    const slot = await takeReadSlot(gate, {
+      account: alias,
+      perSecond: ratePerSecond,
       lane: "lookup",
+      weight: COLD_WEIGHT,
+      toleranceMs,
     });
-    let pauseMs = 0;
-    if (slot.reserved) {
-      // Reserved ahead: a pause may have come meanwhile, or this process woke up late.
-      let clearance: Clearance = { clear: true };
-      if (slot.clearAt !== undefined) {
-        await sleepUntil(slot.clearAt);
-        clearance = await gate.clear(alias, slot.at, false);
-      }
-      if (clearance.clear) {
-        await sleepUntil(slot.leaveAt);
-        if (performance.now() - slot.leaveAt <= toleranceMs) return;
-      }
-      if ("held" in clearance) throw held(alias);
-      if ("pausedMs" in clearance) pauseMs = clearance.pausedMs;
-      else {
-        late += 1;
-        if (late >= SLOT_TRIES) throw lateEveryTime(alias);
-      }
-    } else if ("retryInMs" in slot) {
-      await sleep(slot.retryInMs);
+    if (slot.send) return;
+    if ("held" in slot) throw held(alias);
+    if ("late" in slot || "yielded" in slot) {
+      late += 1;
+      if (late >= SLOT_TRIES) throw lateEveryTime(alias);
       continue;
-    } else {
-      pauseMs = pauseOf(alias, slot);
     }
-    pausedFor += pauseMs;
-    if (pausedFor > PAUSE_WAIT_MS) throw pausedTooLong(alias, pauseMs);
-    await sleep(pauseMs);
+    pausedFor += slot.pausedMs;
+    if (pausedFor > PAUSE_WAIT_MS) throw pausedTooLong(alias, slot.pausedMs);
+    await sleep(slot.pausedMs);
   }
-}
-
-/** Until `at` on this process's clock (a slot's time, as the gate maps it). */
-async function sleepUntil(at: number): Promise<void> {
-  const ms = at - performance.now();
-  if (ms >= 1) await sleep(Math.ceil(ms));
-}
-
-/** The stored pause a refused reservation names, or why the read is not sent. */
-function pauseOf(alias: string, slot: Exclude<Reservation, { reserved: true }>): number {
-  if ("held" in slot) throw held(alias);
-  if ("pausedMs" in slot) return slot.pausedMs;
-  // The other answers concern a job's lock, batch or "sent" record, which a read has none of.
-  throw new Error(`the rate gate answered ${JSON.stringify(slot)} for a read`);
 }
 
 const held = (alias: string) =>

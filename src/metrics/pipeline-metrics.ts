@@ -2,6 +2,8 @@ import { Counter, Histogram, type Registry } from "prom-client";
 
 export const RATE_LIMIT_SOURCES = ["upstream", "local"] as const;
 export const WEBHOOK_OUTCOMES = ["delivered", "retry", "failed", "blocked", "gone"] as const;
+export const REVERSAL_SOURCES = ["recheck", "sweep"] as const;
+export const RECHECK_OUTCOMES = ["unchanged", "reversed", "error"] as const;
 
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 const JOB_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600];
@@ -24,6 +26,8 @@ export interface PipelineMetrics {
   readonly rateLimitPauseSeconds: Counter<"account" | "source">;
   readonly rateSlotsMissed: Counter<"account">;
   readonly webhookDeliveries: Counter<"outcome">;
+  readonly reversals: Counter<"account" | "found_by">;
+  readonly rechecks: Counter<"account" | "outcome">;
 }
 
 /**
@@ -102,9 +106,20 @@ export function createPipelineMetrics(
       "Webhook delivery attempts: delivered, retry (will try again), failed (gave up) or blocked (address refused).",
       ["outcome"],
     ),
+    reversals: counter(
+      "moneyq_reversals_total",
+      "Succeeded payouts the provider later reversed or returned, recorded once each: found_by recheck (a lookup after success) or sweep (the reconciliation sweep).",
+      ["account", "found_by"],
+    ),
+    rechecks: counter(
+      "moneyq_rechecks_total",
+      "Lookups of succeeded payouts after their success: unchanged, reversed, or error (looked up again later).",
+      ["account", "outcome"],
+    ),
   };
   for (const account of accounts) {
     metrics.rateSlotsMissed.inc({ account }, 0);
+    for (const found_by of REVERSAL_SOURCES) metrics.reversals.inc({ account, found_by }, 0);
     for (const source of RATE_LIMIT_SOURCES) {
       metrics.rateLimitPauses.inc({ account, source }, 0);
       metrics.rateLimitPauseSeconds.inc({ account, source }, 0);

@@ -35,7 +35,14 @@ export async function actOnDecision(
   const upstream = upstreamOf(run, decision);
   switch (action.type) {
     case "succeed":
-      return finishJob(deps, job, envelope, { result: "succeeded", ...upstream });
+      // A success that already shows a reversal is looked up again at once, where it is recorded.
+      return finishJob(
+        deps,
+        job,
+        envelope,
+        { result: "succeeded", ...upstream },
+        reading?.reversed === true,
+      );
     case "fail":
       return finishJob(deps, job, envelope, {
         result: "failed" as ResultKind,

@@ -3,6 +3,7 @@ import type { JobData } from "../queues/job-data.js";
 import type { JobEnvelope } from "../queues/job-envelope.js";
 import { JOB_KINDS } from "../queues/job-kinds.js";
 import { endsCompleted, type JobResult } from "../results/job-result.js";
+import type { RecheckTarget } from "../results/recheck.js";
 import { ATTR, SPAN } from "../tracing/job-spans.js";
 import type { SpanNotes } from "../tracing/job-tracer.js";
 import { jobFacts } from "./job-run.js";
@@ -43,10 +44,22 @@ export function finishJob(
   job: Job<JobData>,
   envelope: JobEnvelope,
   ending: Ending,
+  reversed = false,
 ): Promise<void> {
   return deps.tracer.span(SPAN.result, jobFacts(job), (notes) =>
-    recordResult(deps, job, envelope, ending, notes),
+    recordResult(deps, job, envelope, ending, notes, reversed),
   );
+}
+
+/**
+ * What a payout's re-checks need, if its kind is re-checked after success: its sub-account, and
+ * whether one is due at once.
+ */
+function recheckTarget(envelope: JobEnvelope, reversed: boolean): RecheckTarget | undefined {
+  if (!(JOB_KINDS[envelope.kind] as { rechecked?: boolean }).rechecked) return undefined;
+  const params = (envelope.request as { params?: { subAccountId?: unknown } }).params;
+  const subAccountId = typeof params?.subAccountId === "string" ? params.subAccountId : undefined;
+  return { subAccountId, now: reversed };
 }
 
 async function recordResult(
@@ -55,10 +68,11 @@ async function recordResult(
   envelope: JobEnvelope,
   ending: Ending,
   notes: SpanNotes,
+  reversed: boolean,
 ): Promise<void> {
   const now = Date.now();
   const result = resultOf(job, envelope, ending, now);
-  const first = await deps.results.emit(result);
+  const first = await deps.results.emit(result, recheckTarget(envelope, reversed));
   const recorded = first
     ? result
     : ((await deps.results.get(result.account, result.jobId)) ?? result);

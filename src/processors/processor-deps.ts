@@ -1,5 +1,5 @@
 import type { PaymentsClient } from "../client/payments-client.js";
-import type { AccountConfig, PipelineConfig } from "../config.js";
+import type { AccountConfig, BooksConfig, PipelineConfig } from "../config.js";
 import type { Logger } from "../logger.js";
 import type { PipelineMetrics } from "../metrics/pipeline-metrics.js";
 import type { AccountPauses } from "../queues/account-pauses.js";
@@ -26,6 +26,8 @@ export interface ProcessorDeps {
   readonly holds: WorkHolds;
   readonly pauses: AccountPauses;
   readonly pipeline: PipelineConfig;
+  /** Re-checks after success (docs/reconciliation.md). */
+  readonly books: BooksConfig;
   /** Where moneyq's keys live: batches and holds are looked up there. */
   readonly keyspace: Keyspace;
   readonly metrics: PipelineMetrics;

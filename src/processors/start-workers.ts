@@ -18,6 +18,7 @@ import { isRedisConnectionError, outageLog, watchRedisErrors } from "../redis/er
 import { lanePassKey } from "../redis/keys.js";
 import type { JobResult } from "../results/job-result.js";
 import { ResultsStore } from "../results/results-store.js";
+import { Reversals } from "../results/reversals.js";
 import { type JobTracer, NO_TRACING } from "../tracing/job-tracer.js";
 import type { WebhookDeliveries } from "../webhooks/webhook-deliveries.js";
 import { type RunningWebhooks, startWebhooks } from "../webhooks/webhook-delivery.js";
@@ -26,6 +27,7 @@ import { LaneWakes, listenForLaneWakes } from "./lane-wakes.js";
 import { LockedWrites } from "./locked-writes.js";
 import type { ProcessorDeps } from "./processor-deps.js";
 import { RateGate } from "./rate-gate.js";
+import { Rechecks } from "./rechecks.js";
 
 export interface StartWorkersOptions {
   readonly config: Config;
@@ -103,6 +105,7 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
     prefix: config.redisPrefix,
     retentionMs: config.pipeline.retentionMs,
     maxLen: config.pipeline.resultsMaxLen,
+    recheckAfterMs: config.books.recheckAfterMs,
   });
   const gate = new RateGate(connection, config.redisPrefix, config.pipeline.rateWindowMarginMs);
   const writes = new LockedWrites(connection);
@@ -138,6 +141,7 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
     holds: new WorkHolds(connection, results),
     pauses,
     pipeline: config.pipeline,
+    books: config.books,
     keyspace: results.keyspace,
     metrics,
     logger,
@@ -165,6 +169,7 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
   const workers = new Map(
     accountList.map((account) => [account.alias, startAccountWorker(account, deps, options)]),
   );
+  const rechecks = startRechecks(deps, accountList, queues, resultsConnection);
   logger.info(
     { accounts: accountList.map((a) => a.alias), upstream: new URL(baseUrl).origin },
     "workers started",
@@ -181,6 +186,7 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
       webhooks,
       resultsConnection,
       wakeListener,
+      rechecks,
     });
     return closing;
   };
@@ -211,6 +217,36 @@ function createClients(
       }),
     ]),
   );
+}
+
+/** The re-checks of succeeded payouts (processors/rechecks.ts), on the results' connection. */
+function startRechecks(
+  deps: ProcessorDeps,
+  accountList: readonly AccountConfig[],
+  queues: ReadonlyMap<string, Queue>,
+  connection: RedisConnection,
+): Rechecks {
+  const { pipeline } = deps;
+  const rechecks = new Rechecks({
+    connection,
+    space: deps.keyspace,
+    gate: deps.gate,
+    accounts: accountList,
+    clients: deps.clients,
+    queueKeys: new Map([...queues].map(([alias, q]) => [alias, q.qualifiedName])),
+    results: deps.results,
+    reversals: new Reversals(connection, {
+      prefix: deps.keyspace.prefix,
+      retentionMs: pipeline.retentionMs,
+      maxLen: pipeline.resultsMaxLen,
+    }),
+    metrics: deps.metrics,
+    logger: deps.logger,
+    afterMs: deps.books.recheckAfterMs,
+    toleranceMs: pipeline.rateWindowMarginMs / 2,
+  });
+  rechecks.start();
+  return rechecks;
 }
 
 /** The BullMQ worker of one account's queue. */
@@ -262,12 +298,14 @@ interface Running {
   readonly webhooks: RunningWebhooks | undefined;
   readonly resultsConnection: RedisConnection;
   readonly wakeListener: { close(): Promise<void> };
+  readonly rechecks: Rechecks;
 }
 
 /** Stops fetching, lets active jobs finish within the grace period, hands back the rest. */
 async function closeWorkers(running: Running): Promise<void> {
   const { config, logger, workers, clients, ownQueues, webhooks, resultsConnection, wakeListener } =
     running;
+  const rechecksClosed = running.rechecks.close();
   // Alongside the workers, within the same grace period: a slow webhook receiver must not
   // hold the shutdown past its bound.
   const webhooksClosed = webhooks?.close(config.pipeline.shutdownGraceMs).catch(() => undefined);
@@ -290,6 +328,7 @@ async function closeWorkers(running: Running): Promise<void> {
     await within(HAND_BACK_MS);
   }
   await webhooksClosed;
+  await rechecksClosed;
   await ownQueues?.close();
   await Promise.allSettled([...clients.values()].map((c) => c.close()));
   await closeRedis(resultsConnection);

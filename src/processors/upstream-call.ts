@@ -16,6 +16,12 @@ export interface Reading {
   readonly upstreamStatus: string | undefined;
   /** The answer's `data` as received, kept when the profile could not read it. */
   readonly upstreamData?: unknown;
+  /**
+   * Set when the answer says the payout succeeded and was then reversed or returned (a status in
+   * the profile's `reversed` list, or a reversing transaction named): the job succeeded, and its
+   * reversal is recorded as a later event (processors/rechecks.ts).
+   */
+  readonly reversed?: boolean;
 }
 
 /**
@@ -53,9 +59,16 @@ export function readAnswer(
       upstreamData: boundedData(answer.data),
     };
   }
-  const state = reading.meaning === "unknown" ? "pending" : reading.meaning;
+  const reversed = reading.meaning === "reversed" || reading.fields.reversedBy !== undefined;
+  const state =
+    reading.meaning === "unknown" ? "pending" : reversed ? "succeeded" : reading.meaning;
   const message = failureReason ?? `the provider reported ${status}`;
-  return { outcome: { type: "answer", state, message }, upstreamId: id, upstreamStatus: status };
+  return {
+    outcome: { type: "answer", state, message },
+    upstreamId: id,
+    upstreamStatus: status,
+    ...(reversed && { reversed }),
+  };
 }
 
 /**

@@ -8,6 +8,8 @@ export interface AdapterFields {
   readonly id?: string | number | undefined;
   readonly status?: string | undefined;
   readonly failureReason?: string | undefined;
+  /** The id of the transaction that reversed this one, where the provider names one. */
+  readonly reversedBy?: string | number | undefined;
 }
 
 /** A refusal as the provider gave it, for an adapter to say what it means. */

@@ -64,6 +64,8 @@ export interface AnswerPaths {
   readonly id: string;
   readonly status: string;
   readonly failureReason: string;
+  /** Where a reversed record names the transaction that reverses it (a lookup's answer). */
+  readonly reversedBy?: string | undefined;
 }
 
 /**
@@ -75,7 +77,26 @@ export interface ListShape {
   readonly id?: string | undefined;
   readonly status?: string | undefined;
   readonly failureReason?: string | undefined;
+  readonly reversedBy?: string | undefined;
+  /** What reconciliation reads of an item besides its id and status (docs/reconciliation.md). */
+  readonly reversalOf?: string | undefined;
+  readonly reference?: string | undefined;
+  readonly amount?: string | undefined;
+  readonly currency?: string | undefined;
+  readonly type?: string | undefined;
+  readonly createdAt?: string | undefined;
 }
+
+/** The list item fields reconciliation reads, by name. */
+export const LIST_ITEM_FIELDS = [
+  "reversalOf",
+  "reference",
+  "amount",
+  "currency",
+  "type",
+  "createdAt",
+] as const;
+export type ListItemField = (typeof LIST_ITEM_FIELDS)[number];
 
 /** What a refusal may mean beyond its HTTP status, in the order the rules are tried. */
 export const REFUSAL_MEANINGS = ["keyReused", "inFlight", "insufficientFunds"] as const;
@@ -100,6 +121,8 @@ export interface ProviderProfile {
     readonly succeeded: readonly string[];
     readonly pending: readonly string[];
     readonly failed: readonly string[];
+    /** Words of a payout that succeeded and was then reversed or returned. */
+    readonly reversed: readonly string[];
     readonly caseSensitive: boolean;
   };
   /** What refusals mean beyond their status: each meaning's rules, any one of which matches. */
@@ -125,6 +148,20 @@ const answer = (id: string): AnswerPaths => ({
   failureReason: "failureReason",
 });
 
+/** What the sandbox's list items carry besides their id, status and reason. */
+const SANDBOX_ITEM = {
+  reversedBy: "reversedBy",
+  reversalOf: "reversalOf",
+  reference: "reference",
+  amount: "amount",
+  currency: "currency",
+  type: "type",
+  createdAt: "createdAt",
+} as const;
+
+/** The profile's lists of status words, each word in one only. */
+export const STATUS_LISTS = ["succeeded", "pending", "failed", "reversed"] as const;
+
 /** Today's choices, as the sandbox answers by default; a profile file overrides parts of it. */
 export const DEFAULT_PROVIDER_PROFILE: ProviderProfile = deepFreeze({
   answers: {
@@ -136,20 +173,21 @@ export const DEFAULT_PROVIDER_PROFILE: ProviderProfile = deepFreeze({
     createVirtualAccount: answer("virtualAccountId"),
     createOrder: answer("orderId"),
     createPaymentLinkOrder: answer("orderId"),
-    getTransaction: answer("transactionId"),
-    getStableTransaction: answer("transactionId"),
+    getTransaction: { ...answer("transactionId"), reversedBy: "reversedBy" },
+    getStableTransaction: { ...answer("transactionId"), reversedBy: "reversedBy" },
     getOrder: answer("orderId"),
   },
   lists: {
-    listTransactions: { items: "transactions" },
-    listStableTransactions: { items: "transactions" },
-    listOrders: { items: "orders" },
+    listTransactions: { items: "transactions", ...SANDBOX_ITEM },
+    listStableTransactions: { items: "transactions", ...SANDBOX_ITEM },
+    listOrders: { items: "orders", ...SANDBOX_ITEM, currency: "fromCurrency", type: undefined },
   },
   rates: { getExchangeRate: { rate: "rate" }, getPaymentLinkRate: { rate: "rate" } },
   statuses: {
     succeeded: ["SUCCESSFUL", "COMPLETED"],
     pending: ["PENDING"],
     failed: ["FAILED", "CANCELLED", "DECLINED"],
+    reversed: ["REVERSED", "RETURNED"],
     caseSensitive: false,
   },
   // As the sandbox says them: a reused key by its code, whatever the status; a 409 in flight;
@@ -235,6 +273,7 @@ const AnswerEntry = z.strictObject({
   id: path.optional(),
   status: path.optional(),
   failureReason: path.optional(),
+  reversedBy: path.optional(),
 });
 const record = <K extends string, S extends z.ZodType>(keys: readonly K[], schema: S) =>
   z.strictObject(
@@ -251,6 +290,8 @@ export const ProviderProfileFile = z.strictObject({
       id: path.optional(),
       status: path.optional(),
       failureReason: path.optional(),
+      reversedBy: path.optional(),
+      ...Object.fromEntries(LIST_ITEM_FIELDS.map((f) => [f, path.optional()])),
     }),
   ).optional(),
   rates: record(RATE_OPERATIONS, z.strictObject({ rate: path })).optional(),
@@ -259,6 +300,7 @@ export const ProviderProfileFile = z.strictObject({
       succeeded: words.optional(),
       pending: words.optional(),
       failed: words.optional(),
+      reversed: words.optional(),
       caseSensitive: z.boolean().optional(),
     })
     .optional(),
@@ -317,7 +359,7 @@ export function statusKey(profile: ProviderProfile, status: string): string {
 function consistencyIssues(profile: ProviderProfile): FieldIssue[] {
   const issues: FieldIssue[] = [];
   const seen = new Map<string, string>();
-  for (const list of ["succeeded", "pending", "failed"] as const) {
+  for (const list of STATUS_LISTS) {
     profile.statuses[list].forEach((w, i) => {
       const key = statusKey(profile, w);
       const other = seen.get(key);

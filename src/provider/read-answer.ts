@@ -12,16 +12,17 @@ import {
   LIST_OPERATIONS,
   type ListOperation,
   type ProviderProfile,
+  STATUS_LISTS,
   statusKey,
 } from "./profile.js";
 
 /** What a provider status word means; "unknown" is in none of the profile's lists. */
-export type StatusMeaning = "succeeded" | "pending" | "failed" | "unknown";
+export type StatusMeaning = "succeeded" | "pending" | "failed" | "reversed" | "unknown";
 
 /** Where a provider status word sits in the profile's lists (case-insensitive unless set). */
 export function statusMeaning(profile: ProviderProfile, status: string): StatusMeaning {
   const key = statusKey(profile, status);
-  for (const list of ["succeeded", "pending", "failed"] as const) {
+  for (const list of STATUS_LISTS) {
     if (profile.statuses[list].some((w) => statusKey(profile, w) === key)) return list;
   }
   return "unknown";
@@ -32,6 +33,8 @@ export interface AnswerFields {
   readonly id: string | undefined;
   readonly status: string | undefined;
   readonly failureReason: string | undefined;
+  /** The id of the transaction that reversed this one, where the answer names one. */
+  readonly reversedBy?: string | undefined;
 }
 
 /** A status longer than this, or with control characters, is unreadable. */
@@ -64,10 +67,13 @@ function readReason(value: unknown): string | undefined {
 
 /** The fields at `paths` in `data`. */
 function readAtPaths(paths: AnswerPaths, data: unknown): AnswerFields {
+  const reversedBy =
+    paths.reversedBy === undefined ? undefined : readId(valueAt(data, paths.reversedBy));
   return {
     id: readId(valueAt(data, paths.id)),
     status: readStatus(valueAt(data, paths.status)),
     failureReason: readReason(valueAt(data, paths.failureReason)),
+    ...(reversedBy !== undefined && { reversedBy }),
   };
 }
 
@@ -78,10 +84,12 @@ function readAtPaths(paths: AnswerPaths, data: unknown): AnswerFields {
 function adapterFields(fn: string, read: AdapterFields): AnswerFields {
   if (read === null || typeof read !== "object" || Array.isArray(read))
     throw new AdapterFailure(fn, "returned something that is not { id, status, failureReason }");
+  const reversedBy = readId(read.reversedBy);
   return {
     id: readId(read.id),
     status: readStatus(read.status),
     failureReason: readReason(read.failureReason),
+    ...(reversedBy !== undefined && { reversedBy }),
   };
 }
 
@@ -104,10 +112,12 @@ export function readAnswerFields(
 export function listItemPaths(profile: ProviderProfile, list: ListOperation): AnswerPaths {
   const shape = profile.lists[list];
   const lookup = profile.answers[LIST_OPERATIONS[list]];
+  const reversedBy = shape.reversedBy ?? lookup.reversedBy;
   return {
     id: shape.id ?? lookup.id,
     status: shape.status ?? lookup.status,
     failureReason: shape.failureReason ?? lookup.failureReason,
+    ...(reversedBy !== undefined && { reversedBy }),
   };
 }
 

@@ -24,6 +24,8 @@ export interface JobKindSpec {
   readonly lookup: LookupKind;
   /** The operation's request, exactly as the contract types it. */
   readonly request: z.ZodType;
+  /** A payout whose success is looked up again later, for a reversal or return. */
+  readonly rechecked?: boolean;
 }
 
 /** Every job kind moneyq processes: the one table producers and processors read. */
@@ -32,12 +34,14 @@ export const JOB_KINDS = {
     operation: "withdrawToBank",
     idempotent: true,
     lookup: "transaction",
+    rechecked: true,
     request: z.strictObject({ body: WithdrawToBankBody }),
   },
   "payout.momo": {
     operation: "withdrawToMobileMoney",
     idempotent: true,
     lookup: "transaction",
+    rechecked: true,
     // 4.2, 4.4, 4.5, 4.6: which fields are required is the provider profile's to say.
     request: z.strictObject({ body: WithdrawToMobileMoneyBody.partial() }),
   },
@@ -45,6 +49,7 @@ export const JOB_KINDS = {
     operation: "withdrawStable",
     idempotent: true,
     lookup: "stable-transaction",
+    rechecked: true,
     request: z.strictObject({ params: SubAccountParams, body: WithdrawStableBody.partial() }),
   },
   "funding.wallet": {

@@ -216,3 +216,16 @@ export const SENT_FIELD = "moneyqSent";
 export function jobHoldKey(space: Keyspace, account: string, jobId: string): string {
   return `${space.prefix}:job-hold:${accountTag(space, account)}:${jobId}`;
 }
+
+/**
+ * An account's re-checks of succeeded payouts, by when each is due (ms): each member the JSON
+ * of what the next lookup needs (docs/reconciliation.md).
+ */
+export function recheckKey(space: Keyspace, account: string): string {
+  return `${space.prefix}:recheck:${accountTag(space, account)}`;
+}
+
+/** A job's recorded reversal (its JSON): set once, so a reversal is recorded once. */
+export function reversalKey(space: Keyspace, account: string, jobId: string): string {
+  return `${space.prefix}:reversed:${accountTag(space, account)}:${jobId}`;
+}

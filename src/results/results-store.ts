@@ -6,8 +6,10 @@ import {
   type Keyspace,
   keyspace,
   legacyJobKeys,
+  recheckKey,
   resultMarkerKey,
   resultsStreamKey,
+  reversalKey,
 } from "../redis/keys.js";
 import { EMIT_RESULTS } from "../redis/scripts/emit-results.js";
 import { FORGET_RESULT } from "../redis/scripts/forget-result.js";
@@ -16,6 +18,8 @@ import { perSlotGroup } from "../redis/slot-groups.js";
 import { batchRowOf } from "./batch-row.js";
 import { jobEventHead } from "./event-envelope.js";
 import { JobResult } from "./job-result.js";
+import { type RecheckTarget, recheckOf } from "./recheck.js";
+import type { Reversal } from "./reversals.js";
 
 type EmittingRedis = RedisConnection & {
   moneyqEmitResults(keyCount: number, ...keysAndArgs: string[]): Promise<number[]>;
@@ -37,6 +41,14 @@ export interface ResultsStoreOptions {
   readonly retentionMs: number;
   /** Approximate length the stream is trimmed to. */
   readonly maxLen: number;
+  /** When a succeeded payout is looked up again, after its success (ms); none when left out. */
+  readonly recheckAfterMs?: readonly number[];
+}
+
+/** A result to record, and what its payout's re-checks need. */
+interface Emission {
+  readonly result: JobResult;
+  readonly recheck: RecheckTarget | undefined;
 }
 
 /**
@@ -47,7 +59,7 @@ export class ResultsStore {
   readonly keyspace: Keyspace;
   readonly #redis: EmittingRedis;
   readonly #options: ResultsStoreOptions;
-  readonly #emissions: Coalescer<JobResult, boolean>;
+  readonly #emissions: Coalescer<Emission, boolean>;
 
   constructor(redis: RedisConnection, options: ResultsStoreOptions) {
     defineScripts(redis, EMIT_RESULTS, FORGET_RESULT);
@@ -73,33 +85,34 @@ export class ResultsStore {
   }
 
   /**
-   * Records `result` as the job's terminal result; false if the job already had one. Not
-   * waited for on a cluster's replicas: a failover that loses it loses the job's completion,
-   * written after it, too (docs/scaling.md, "What a failover can lose").
+   * Records `result` as the job's terminal result; false if the job already had one. A
+   * succeeded payout is scheduled for its re-checks (`recheck`: what its lookup needs) in the
+   * same step. Not waited for on a cluster's replicas: a failover that loses it loses the job's
+   * completion, written after it, too (docs/scaling.md, "What a failover can lose").
    */
-  emit(result: JobResult): Promise<boolean> {
-    return this.#emissions.add(result);
+  emit(result: JobResult, recheck?: RecheckTarget): Promise<boolean> {
+    return this.#emissions.add({ result, recheck });
   }
 
   /** One script call per slot group (per account on a cluster, to the account's stream). */
-  #emitMany(results: readonly JobResult[]): Promise<boolean[]> {
+  #emitMany(emissions: readonly Emission[]): Promise<boolean[]> {
     return perSlotGroup(
       this.keyspace,
-      results,
-      (r) => r.account,
+      emissions,
+      (e) => e.result.account,
       (group) => this.#emitToStream(group),
     );
   }
 
-  async #emitToStream(results: readonly JobResult[]): Promise<boolean[]> {
-    const keys = [this.streamKey((results[0] as JobResult).account)];
+  async #emitToStream(emissions: readonly Emission[]): Promise<boolean[]> {
+    const keys = [this.streamKey((emissions[0] as Emission).result.account)];
     const args = [
       String(this.#options.retentionMs),
       String(this.#options.maxLen),
       String(Date.now()),
     ];
     const space = this.keyspace;
-    for (const result of results) {
+    for (const { result, recheck } of emissions) {
       const marker = resultMarkerKey(space, result.account, result.jobId);
       const batch = batchRowOf(space, result);
       keys.push(
@@ -110,7 +123,9 @@ export class ResultsStore {
         fingerprintKey(space, result.account, result.jobId),
         legacyJobKeys.resultMarker(space, result.account, result.jobId),
         legacyJobKeys.fingerprint(space, result.account, result.jobId),
+        recheckKey(space, result.account),
       );
+      const scheduled = recheckOf(result, recheck, this.#options.recheckAfterMs ?? []);
       const json = JSON.stringify(result);
       args.push(
         json,
@@ -120,6 +135,8 @@ export class ResultsStore {
         batch?.line ?? "",
         result.finishedAt,
         jobEventHead(result),
+        scheduled?.member ?? "",
+        String(scheduled?.dueMs ?? 0),
       );
     }
     const added = await this.#redis.moneyqEmitResults(keys.length, ...keys, ...args);
@@ -130,6 +147,12 @@ export class ResultsStore {
   async get(account: string, jobId: string): Promise<JobResult | undefined> {
     const raw = await this.recorded(account, jobId);
     return raw === undefined ? undefined : JobResult.parse(JSON.parse(raw));
+  }
+
+  /** The reversal recorded after the job's success (results/reversals.ts), if any. */
+  async reversalOf(account: string, jobId: string): Promise<Reversal | undefined> {
+    const raw = await this.#redis.get(reversalKey(this.keyspace, account, jobId));
+    return raw === null ? undefined : (JSON.parse(raw) as Reversal);
   }
 
   /** The job's result as stored, to hand back to `forget`; undefined if it has none. */

@@ -73,6 +73,7 @@ export function openParts(
     prefix,
     retentionMs: config.pipeline.retentionMs,
     maxLen: config.pipeline.resultsMaxLen,
+    recheckAfterMs: config.books.recheckAfterMs,
   });
   const webhooks = new WebhookDeliveries(connection, prefix, tracer.telemetry);
   return {

@@ -15,13 +15,15 @@ import type { Script } from "./script.js";
  * would. The request fingerprint of the job's key is kept, if it is, twice as long as the
  * marker from now: a job that ran long never outlives its fingerprint. A marker or fingerprint
  * an earlier release kept without the account is read (never written): such a marker means the
- * job has its result; such a fingerprint is carried to the account's key.
- * KEYS: 1 the results stream; result i has KEYS[7i-5..7i+1]: marker, backlog, batch meta, batch
+ * job has its result; such a fingerprint is carried to the account's key. A succeeded payout
+ * that is looked up again later joins its account's re-checks (processors/rechecks.ts).
+ * KEYS: 1 the results stream; result i has KEYS[8i-6..8i+1]: marker, backlog, batch meta, batch
  * rows, fingerprint (the marker again for a job without a batch), the earlier marker and
- * fingerprint.
- * ARGV: 1 marker TTL in ms, 2 stream length, 3 now in ms; result i has ARGV[3+7(i-1)+1..7]:
+ * fingerprint, the account's re-checks.
+ * ARGV: 1 marker TTL in ms, 2 stream length, 3 now in ms; result i has ARGV[3+9(i-1)+1..9]:
  * JSON, result, job id, row, report line ('' without a batch), finishedAt, the event's JSON up
- * to its data (the result's JSON and a closing brace complete it: sent once, not twice).
+ * to its data (the result's JSON and a closing brace complete it: sent once, not twice), the
+ * re-check's member ('' for none) and when it is due (ms).
  * Answers per result 1 (recorded) or 0 (the job had a result already).
  */
 export const EMIT_RESULTS: Script = {
@@ -54,10 +56,11 @@ local function writeRow(meta, rows, row, line, result)
   redis.call('HSET', rows, row, cjson.encode(l))
 end
 local out = {}
-for i = 1, (#KEYS - 1) / 7 do
-  local k, a = 1 + 7 * (i - 1), 3 + 7 * (i - 1)
+for i = 1, (#KEYS - 1) / 8 do
+  local k, a = 1 + 8 * (i - 1), 3 + 9 * (i - 1)
   local json, result, jobId, row, line, finishedAt, eventHead =
     ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4], ARGV[a + 5], ARGV[a + 6], ARGV[a + 7]
+  local recheck, recheckDue = ARGV[a + 8], ARGV[a + 9]
   if redis.call('EXISTS', KEYS[k + 6]) == 1 or not redis.call('SET', KEYS[k + 1], json, 'NX', 'PX', ttl) then
     out[i] = 0
   else
@@ -66,6 +69,7 @@ for i = 1, (#KEYS - 1) / 7 do
     if fingerprint then redis.call('SET', KEYS[k + 5], fingerprint, 'PX', 2 * tonumber(ttl)) end
     local event = eventHead .. json .. '}'
     redis.call('XADD', KEYS[1], 'MAXLEN', '~', maxLen, '*', 'result', json, 'event', event)
+    if recheck ~= '' then redis.call('ZADD', KEYS[k + 8], recheckDue, recheck) end
     if result == 'needs_reconciliation' then
       redis.call('ZADD', KEYS[k + 2], now, jobId)
       redis.call('ZREMRANGEBYSCORE', KEYS[k + 2], '-inf', now - tonumber(ttl))
