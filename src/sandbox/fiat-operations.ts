@@ -11,6 +11,7 @@ import type {
   WithdrawToBankBody,
   WithdrawToMobileMoneyBody,
 } from "../contract/index.js";
+import { inWindow } from "./list-window.js";
 import { type ForcedOutcome, forcedOutcome } from "./magic-values.js";
 import { fiatToMinor } from "./money.js";
 import { presentTransaction, presentVirtualAccount, presentWallet } from "./present.js";
@@ -293,7 +294,8 @@ export function listTransactions(
       t.accountId === ctx.account.accountId &&
       (query.currency === undefined || t.currency === query.currency) &&
       (query.type === undefined || t.type === query.type) &&
-      (query.status === undefined || t.status === query.status),
+      (query.status === undefined || t.status === query.status) &&
+      inWindow(t.createdAt, query),
   );
   const sortBy = query.sortBy ?? "date";
   const direction = query.sortDirection === "asc" ? 1 : -1;
