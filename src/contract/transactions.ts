@@ -76,7 +76,11 @@ export const TransactionChannel = z.enum([
 export const Transaction = z.looseObject({
   transactionId: z.string(),
   type: TransactionType,
-  status: TransactionStatus,
+  /**
+   * One of the spec's four, or the word of a return shown as a status change (the sandbox's
+   * `REVERSED` by default): a provider may have words of its own (decision).
+   */
+  status: z.union([TransactionStatus, z.string()]),
   channel: TransactionChannel,
   amount: z.number(),
   fee: z.number(),

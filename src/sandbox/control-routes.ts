@@ -3,6 +3,7 @@ import { z } from "zod";
 import { Currency } from "../contract/enums.js";
 import { formatFieldIssues, validate } from "../contract/field-issues.js";
 import { FaultSettings } from "./faults.js";
+import { REVERSAL_STYLES } from "./options.js";
 import type { SandboxControl } from "./sandbox-control.js";
 import { SandboxError } from "./sandbox-error.js";
 
@@ -22,15 +23,17 @@ const CreateAccount = z.strictObject({
     .optional(),
   faults: FaultSettings.optional(),
 });
-const Advance = z.strictObject({
-  ms: z
-    .int()
-    .min(0)
-    .max(365 * 24 * 3600 * 1000),
+/** The longest a control call moves or waits on the sandbox's clock: a year. */
+const YEAR_MS = 365 * 24 * 3600 * 1000;
+const Advance = z.strictObject({ ms: z.int().min(0).max(YEAR_MS) });
+const Reverse = z.strictObject({
+  afterMs: z.int().min(0).max(YEAR_MS).optional(),
+  as: z.enum(REVERSAL_STYLES).optional(),
 });
 const Transfer = z.strictObject({ amount: z.number().gt(0) });
 const PaymentLink = z.strictObject({ accountId: z.string().min(1), offerId: z.string().min(1) });
-const RequestsQuery = z.strictObject({
+/** The request log and the edit log, optionally of one account and after a sequence number. */
+const LogQuery = z.strictObject({
   accountId: z.string().optional(),
   afterSeq: z.coerce.number<number>().int().min(0).optional(),
 });
@@ -83,7 +86,7 @@ export function registerControlRoutes(app: FastifyInstance, control: SandboxCont
     return ok({ ok: violations.length === 0, violations });
   });
   app.get(`${base}/requests`, async (req) => {
-    const q = parse(RequestsQuery, req.query);
+    const q = parse(LogQuery, req.query);
     return ok({
       requests: control.requests({
         ...(q.accountId !== undefined && { accountId: q.accountId }),
@@ -91,6 +94,7 @@ export function registerControlRoutes(app: FastifyInstance, control: SandboxCont
       }),
     });
   });
+  registerBooksRoutes(app, control);
   app.post<{ Params: { accountNumber: string } }>(
     `${base}/virtual-accounts/:accountNumber/transfers`,
     async (req) =>
@@ -101,4 +105,22 @@ export function registerControlRoutes(app: FastifyInstance, control: SandboxCont
     return ok(control.createPaymentLink(accountId, offerId));
   });
   app.get(`${base}/offers`, async () => ok({ offers: control.offers() }));
+}
+
+/** Changes to the provider's books that no /v1 request made: reversals. */
+function registerBooksRoutes(app: FastifyInstance, control: SandboxControl): void {
+  const base = CONTROL_PATH;
+  type ById = { Params: { transactionId: string } };
+  app.post<ById>(`${base}/transactions/:transactionId/reverse`, async (req) =>
+    ok(control.reverseTransaction(req.params.transactionId, parse(Reverse, req.body))),
+  );
+  app.get(`${base}/edits`, async (req) => {
+    const q = parse(LogQuery, req.query);
+    return ok({
+      edits: control.edits({
+        ...(q.accountId !== undefined && { accountId: q.accountId }),
+        ...(q.afterSeq !== undefined && { afterSeq: q.afterSeq }),
+      }),
+    });
+  });
 }
