@@ -1,4 +1,14 @@
+import type { Currency } from "../contract/enums.js";
 import type { ReversalStyle } from "./options.js";
+
+/** What a fiat transaction says, before and after a hand edit. */
+export interface TransactionFacts {
+  readonly status: string;
+  readonly amount: number;
+  readonly currency: Currency;
+  readonly createdAt: string;
+  readonly hidden: boolean;
+}
 
 /** One change to the provider's books made through the control API, never by a /v1 request. */
 export type BooksEdit = {
@@ -8,6 +18,17 @@ export type BooksEdit = {
   readonly accountId: string;
   readonly transactionId: string;
 } & (
+  | {
+      /** A hand edit of status, amount, currency or visibility. */
+      readonly action: "edit";
+      readonly before: TransactionFacts;
+      readonly after: TransactionFacts;
+    }
+  | {
+      /** A DEBIT another system made on the account. */
+      readonly action: "external_debit";
+      readonly after: TransactionFacts;
+    }
   | {
       /** A reversal asked for, to come due later. */
       readonly action: "reversal_scheduled";

@@ -1,4 +1,12 @@
-import { type BooksChange, type ReverseRequest, reverseTransaction } from "./books-edits.js";
+import {
+  type BooksChange,
+  type ExternalDebit,
+  editTransaction,
+  externalDebit,
+  type ReverseRequest,
+  reverseTransaction,
+  type TransactionEdit,
+} from "./books-edits.js";
 import type { BooksEdit } from "./edit-log.js";
 import { AccountFaults, FaultSettings, type FaultSettingsInput } from "./faults.js";
 import { receiveInboundTransfer } from "./fiat-operations.js";
@@ -106,6 +114,18 @@ export class SandboxControl {
   reverseTransaction(transactionId: string, request: ReverseRequest = {}): BooksChange {
     this.state.settleDue();
     return reverseTransaction(this.state, transactionId, request);
+  }
+
+  /** Changes what a fiat transaction says, and its money to match. */
+  editTransaction(transactionId: string, edit: TransactionEdit): BooksChange {
+    this.state.settleDue();
+    return editTransaction(this.state, transactionId, edit);
+  }
+
+  /** A DEBIT another system made on the account, never through /v1. */
+  externalDebit(accountId: string, debit: ExternalDebit): BooksChange {
+    this.state.settleDue();
+    return externalDebit(this.state, accountId, debit);
   }
 
   /** Every control change to the books, in order. */
