@@ -1,6 +1,12 @@
-import { Command } from "commander";
+import { Command, InvalidArgumentError, Option } from "commander";
 import type { ProviderProfile } from "../provider/profile.js";
-import { SANDBOX_DEFAULTS } from "../sandbox/options.js";
+import {
+  isReversedStatusWord,
+  REVERSAL_STYLES,
+  REVERSED_STATUS_RULE,
+  type ReversalStyle,
+  SANDBOX_DEFAULTS,
+} from "../sandbox/options.js";
 import { CliError } from "./cli-error.js";
 import { EXIT } from "./exit-codes.js";
 import { intOption } from "./int-option.js";
@@ -15,6 +21,17 @@ interface SandboxFlags {
   readonly profile?: string;
   readonly specMinimal: boolean;
   readonly rejectRepeatedKeys: boolean;
+  readonly reverseAfterMs?: number;
+  readonly reversalStyle: ReversalStyle;
+  readonly reversedStatus: string;
+}
+
+/** A year: the longest a magic-value reversal waits. */
+const YEAR_MS = 365 * 24 * 3600 * 1000;
+
+function reversedStatusOption(value: string): string {
+  if (!isReversedStatusWord(value)) throw new InvalidArgumentError(REVERSED_STATUS_RULE);
+  return value;
 }
 
 /** `moneyq sandbox`: the stateful Payments API sandbox on a real port, until SIGINT or SIGTERM. */
@@ -54,6 +71,25 @@ export function sandboxCommand(): Command {
       "refuse a repeated idempotency key with a 400 instead of replaying the first answer",
       false,
     )
+    .option(
+      "--reverse-after-ms <ms>",
+      "how long after success a magic-value payout is reversed, on the sandbox's clock (default: --settle-delay-ms)",
+      intOption(0, YEAR_MS),
+    )
+    .addOption(
+      new Option(
+        "--reversal-style <style>",
+        "how the reversals of 0000000003 and 888.88 show: a reversing transaction, or a status change",
+      )
+        .choices(REVERSAL_STYLES)
+        .default(SANDBOX_DEFAULTS.reversalStyle),
+    )
+    .option(
+      "--reversed-status <word>",
+      "the status word of a return shown as a status change",
+      reversedStatusOption,
+      SANDBOX_DEFAULTS.reversedStatus,
+    )
     .action(
       runAction(async (flags: SandboxFlags) => {
         if (flags.profile !== undefined && flags.specMinimal)
@@ -69,6 +105,9 @@ export function sandboxCommand(): Command {
           ...(profile && { profile }),
           specMinimal: flags.specMinimal,
           rejectRepeatedKeys: flags.rejectRepeatedKeys,
+          ...(flags.reverseAfterMs !== undefined && { reverseAfterMs: flags.reverseAfterMs }),
+          reversalStyle: flags.reversalStyle,
+          reversedStatus: flags.reversedStatus,
         });
         const { baseUrl, apiKey, controlUrl } = sandbox;
         if (flags.json) {

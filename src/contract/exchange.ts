@@ -1,6 +1,14 @@
 import { z } from "zod";
 import { BuyerPaymentMethod, Currency, OrderStatus } from "./enums.js";
-import { jsonObject, nonEmpty, pathId, positiveAmount, timestamps } from "./primitives.js";
+import {
+  createdWindow,
+  jsonObject,
+  nonEmpty,
+  pathId,
+  positiveAmount,
+  timestamps,
+  WINDOW_ORDER,
+} from "./primitives.js";
 
 /** 4.18, 4.19 path */
 export const OfferParams = z.strictObject({ offerId: pathId });
@@ -16,6 +24,9 @@ export const CreateOrderBody = z.strictObject({
 
 /** 4.19 query; 4.8 identifies the payment link the same way (decision). */
 export const PaymentLinkTokenQuery = z.strictObject({ token: nonEmpty });
+
+/** 4.16: the spec lists no parameters; the `since`/`until` window is a decision. */
+export const ListOrdersQuery = z.strictObject({ ...createdWindow }).refine(...WINDOW_ORDER);
 
 /** 4.17 */
 export const OrderParams = z.strictObject({ orderId: pathId });

@@ -2,6 +2,7 @@ import type { z } from "zod";
 import {
   CreateOrderBody,
   DeclinePaymentLinkBody,
+  ListOrdersQuery,
   OfferParams,
   Order,
   OrderList,
@@ -204,6 +205,7 @@ export const operations = {
     path: "/order/my-orders",
     idempotent: false,
     summary: "List the caller's exchanges",
+    query: ListOrdersQuery,
     data: OrderList,
   },
   getOrder: {

@@ -55,6 +55,30 @@ export const queryPageSize = z.coerce
   .max(LIMITS.pageSizeMax);
 
 export const isoDateTime = z.string();
+
+export const DATE_TIME_RULE =
+  "must be an ISO 8601 date and time with an offset, such as 2025-01-31T00:00:00Z or 2025-01-31T01:00:00+01:00";
+/** A point in time a caller gives: ISO 8601 with seconds and an offset (`Z` or `+01:00`). */
+export const dateTimeWithOffset = z.iso.datetime({ offset: true, message: DATE_TIME_RULE });
+
+/**
+ * The optional `since` (inclusive) and `until` (exclusive) of a list, on `createdAt`
+ * (decision: docs/contract-decisions.md); spread into a list's query, then `.refine(...WINDOW_ORDER)`.
+ */
+export const createdWindow = {
+  since: dateTimeWithOffset.optional(),
+  until: dateTimeWithOffset.optional(),
+};
+
+type Window = { readonly since?: string | undefined; readonly until?: string | undefined };
+
+/** An empty or inverted window is a caller's mistake, never a question worth sending. */
+export const WINDOW_ORDER: [(q: Window) => boolean, { message: string; path: PropertyKey[] }] = [
+  (q) =>
+    q.since === undefined || q.until === undefined || Date.parse(q.until) > Date.parse(q.since),
+  { message: "must be later than since", path: ["until"] },
+];
+
 /** When a record that changes state (a transaction, an order) was created and last updated. */
 export const timestamps = { createdAt: isoDateTime, updatedAt: isoDateTime };
 /**

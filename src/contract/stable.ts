@@ -6,12 +6,14 @@ import {
   TransactionStatus,
 } from "./enums.js";
 import {
+  createdWindow,
   pathId,
   queryPage,
   queryPageSize,
   stableAmount,
   timestamps,
   toAddress,
+  WINDOW_ORDER,
 } from "./primitives.js";
 
 /** 4.4 path */
@@ -25,14 +27,17 @@ export const WithdrawStableBody = z.strictObject({
   network: StableNetwork,
 });
 
-/** 4.13; parameter names are a decision. */
-export const ListStableTransactionsQuery = z.strictObject({
-  page: queryPage.optional(),
-  pageSize: queryPageSize.optional(),
-  currency: StableCurrency.optional(),
-  network: StableNetwork.optional(),
-  type: StableTransactionType.optional(),
-});
+/** 4.13; parameter names, and the `since`/`until` window, are decisions. */
+export const ListStableTransactionsQuery = z
+  .strictObject({
+    page: queryPage.optional(),
+    pageSize: queryPageSize.optional(),
+    currency: StableCurrency.optional(),
+    network: StableNetwork.optional(),
+    type: StableTransactionType.optional(),
+    ...createdWindow,
+  })
+  .refine(...WINDOW_ORDER);
 
 /** 4.14 */
 export const StableTransactionParams = z.strictObject({

@@ -8,7 +8,16 @@ import {
   TransactionType,
 } from "./enums.js";
 import { LIMITS } from "./limits.js";
-import { iso2, limitedAmount, narration, nonEmpty, pathId, timestamps } from "./primitives.js";
+import {
+  createdWindow,
+  iso2,
+  limitedAmount,
+  narration,
+  nonEmpty,
+  pathId,
+  timestamps,
+  WINDOW_ORDER,
+} from "./primitives.js";
 
 /** 4.1 */
 export const WithdrawToBankBody = z.strictObject({
@@ -42,14 +51,17 @@ export const FundWalletBody = z.strictObject({
   network: nonEmpty.optional(),
 });
 
-/** 4.11; parameter names are a decision. */
-export const ListTransactionsQuery = z.strictObject({
-  sortDirection: SortDirection.optional(),
-  sortBy: SortField.optional(),
-  currency: Currency.optional(),
-  type: TransactionType.optional(),
-  status: TransactionStatus.optional(),
-});
+/** 4.11; parameter names, and the `since`/`until` window, are decisions. */
+export const ListTransactionsQuery = z
+  .strictObject({
+    sortDirection: SortDirection.optional(),
+    sortBy: SortField.optional(),
+    currency: Currency.optional(),
+    type: TransactionType.optional(),
+    status: TransactionStatus.optional(),
+    ...createdWindow,
+  })
+  .refine(...WINDOW_ORDER);
 
 /** 4.12 */
 export const TransactionParams = z.strictObject({ transactionId: pathId });
@@ -64,7 +76,11 @@ export const TransactionChannel = z.enum([
 export const Transaction = z.looseObject({
   transactionId: z.string(),
   type: TransactionType,
-  status: TransactionStatus,
+  /**
+   * One of the spec's four, or the word of a return shown as a status change (the sandbox's
+   * `REVERSED` by default): a provider may have words of its own (decision).
+   */
+  status: z.union([TransactionStatus, z.string()]),
   channel: TransactionChannel,
   amount: z.number(),
   fee: z.number(),

@@ -37,11 +37,15 @@ export type ListOperation = keyof typeof LIST_OPERATIONS;
 export const RATE_OPERATIONS = ["getExchangeRate", "getPaymentLinkRate"] as const;
 export type RateOperation = (typeof RATE_OPERATIONS)[number];
 
-/** Query parameters whose names the spec leaves unshown (4.9, 4.11, 4.13), by our names. */
+/**
+ * Query parameters whose names the spec leaves unshown (4.9, 4.11, 4.13), and the lists' time
+ * window it does not name at all (`since`, `until` on 4.11, 4.13, 4.16), by our names.
+ */
 export const NAMED_QUERIES = {
   getPaymentLinkRate: ["fromCurrency", "toCurrency", "fromCurrencyIso2", "toCurrencyIso2"],
-  listTransactions: ["sortDirection", "sortBy", "currency", "type", "status"],
-  listStableTransactions: ["page", "pageSize", "currency", "network", "type"],
+  listTransactions: ["sortDirection", "sortBy", "currency", "type", "status", "since", "until"],
+  listStableTransactions: ["page", "pageSize", "currency", "network", "type", "since", "until"],
+  listOrders: ["since", "until"],
 } as const;
 export type NamedQuery = keyof typeof NAMED_QUERIES;
 
@@ -312,6 +316,7 @@ export const ProviderProfileFile = z.strictObject({
           getPaymentLinkRate: record(NAMED_QUERIES.getPaymentLinkRate, name).optional(),
           listTransactions: record(NAMED_QUERIES.listTransactions, name).optional(),
           listStableTransactions: record(NAMED_QUERIES.listStableTransactions, name).optional(),
+          listOrders: record(NAMED_QUERIES.listOrders, name).optional(),
         })
         .optional(),
       stableWithdrawal: z

@@ -37,7 +37,7 @@ const asObject = (body: unknown): Record<string, unknown> | undefined =>
 
 /**
  * A request in our names (the contract's) as the provider of `profile` expects it: the names of
- * 4.4's enum fields and of 4.9, 4.11 and 4.13's query parameters, 4.8's link token, 4.6's unit.
+ * 4.4's enum fields and of 4.9, 4.11, 4.13 and 4.16's query parameters, 4.8's link token, 4.6's unit.
  * `reverse` turns a provider's request back into ours (the sandbox speaking a dialect).
  */
 export function translateRequest(

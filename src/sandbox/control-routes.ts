@@ -1,8 +1,10 @@
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
-import { Currency } from "../contract/enums.js";
+import { Currency, TransactionStatus } from "../contract/enums.js";
 import { formatFieldIssues, validate } from "../contract/field-issues.js";
+import { dateTimeWithOffset, limitedAmount, narration } from "../contract/primitives.js";
 import { FaultSettings } from "./faults.js";
+import { REVERSAL_STYLES } from "./options.js";
 import type { SandboxControl } from "./sandbox-control.js";
 import { SandboxError } from "./sandbox-error.js";
 
@@ -22,15 +24,36 @@ const CreateAccount = z.strictObject({
     .optional(),
   faults: FaultSettings.optional(),
 });
-const Advance = z.strictObject({
-  ms: z
-    .int()
-    .min(0)
-    .max(365 * 24 * 3600 * 1000),
+/** The longest a control call moves or waits on the sandbox's clock: a year. */
+const YEAR_MS = 365 * 24 * 3600 * 1000;
+const Advance = z.strictObject({ ms: z.int().min(0).max(YEAR_MS) });
+const Reverse = z.strictObject({
+  afterMs: z.int().min(0).max(YEAR_MS).optional(),
+  as: z.enum(REVERSAL_STYLES).optional(),
+});
+const EditTransaction = z
+  .strictObject({
+    status: TransactionStatus.optional(),
+    amount: limitedAmount.optional(),
+    currency: Currency.optional(),
+    createdAt: dateTimeWithOffset.optional(),
+    hidden: z.boolean().optional(),
+  })
+  .refine((e) => Object.values(e).some((v) => v !== undefined), {
+    message: "give at least one of status, amount, currency, createdAt, hidden",
+  });
+const ExternalDebit = z.strictObject({
+  amount: limitedAmount,
+  currency: Currency,
+  status: TransactionStatus.optional(),
+  channel: z.enum(["bank", "mobile_money"]).optional(),
+  createdAt: dateTimeWithOffset.optional(),
+  narration: narration.optional(),
 });
 const Transfer = z.strictObject({ amount: z.number().gt(0) });
 const PaymentLink = z.strictObject({ accountId: z.string().min(1), offerId: z.string().min(1) });
-const RequestsQuery = z.strictObject({
+/** The request log and the edit log, optionally of one account and after a sequence number. */
+const LogQuery = z.strictObject({
   accountId: z.string().optional(),
   afterSeq: z.coerce.number<number>().int().min(0).optional(),
 });
@@ -83,7 +106,7 @@ export function registerControlRoutes(app: FastifyInstance, control: SandboxCont
     return ok({ ok: violations.length === 0, violations });
   });
   app.get(`${base}/requests`, async (req) => {
-    const q = parse(RequestsQuery, req.query);
+    const q = parse(LogQuery, req.query);
     return ok({
       requests: control.requests({
         ...(q.accountId !== undefined && { accountId: q.accountId }),
@@ -91,6 +114,7 @@ export function registerControlRoutes(app: FastifyInstance, control: SandboxCont
       }),
     });
   });
+  registerBooksRoutes(app, control);
   app.post<{ Params: { accountNumber: string } }>(
     `${base}/virtual-accounts/:accountNumber/transfers`,
     async (req) =>
@@ -101,4 +125,29 @@ export function registerControlRoutes(app: FastifyInstance, control: SandboxCont
     return ok(control.createPaymentLink(accountId, offerId));
   });
   app.get(`${base}/offers`, async () => ok({ offers: control.offers() }));
+}
+
+/** Changes to the provider's books that no /v1 request made: reversals, hand edits, other systems. */
+function registerBooksRoutes(app: FastifyInstance, control: SandboxControl): void {
+  const base = CONTROL_PATH;
+  type ById = { Params: { transactionId: string } };
+  app.post<ById>(`${base}/transactions/:transactionId/reverse`, async (req) =>
+    ok(control.reverseTransaction(req.params.transactionId, parse(Reverse, req.body))),
+  );
+  app.patch<ById>(`${base}/transactions/:transactionId`, async (req) =>
+    ok(control.editTransaction(req.params.transactionId, parse(EditTransaction, req.body))),
+  );
+  app.post<{ Params: { accountId: string } }>(
+    `${base}/accounts/:accountId/external-debits`,
+    async (req) => ok(control.externalDebit(req.params.accountId, parse(ExternalDebit, req.body))),
+  );
+  app.get(`${base}/edits`, async (req) => {
+    const q = parse(LogQuery, req.query);
+    return ok({
+      edits: control.edits({
+        ...(q.accountId !== undefined && { accountId: q.accountId }),
+        ...(q.afterSeq !== undefined && { afterSeq: q.afterSeq }),
+      }),
+    });
+  });
 }

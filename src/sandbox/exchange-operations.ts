@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import type { CreateOrderBody, DeclinePaymentLinkBody, Order } from "../contract/index.js";
+import { inWindow, type ListWindow } from "./list-window.js";
 import { forcedOutcome } from "./magic-values.js";
 import { fiatToMinor } from "./money.js";
 import { presentOrder } from "./present.js";
@@ -140,9 +141,9 @@ export function declinePaymentLink(
 }
 
 /** 4.16: newest first. */
-export function listOrders(state: SandboxState, ctx: RequestContext) {
+export function listOrders(state: SandboxState, ctx: RequestContext, window: ListWindow) {
   const orders = [...state.orders.values()]
-    .filter((o) => o.accountId === ctx.account.accountId)
+    .filter((o) => o.accountId === ctx.account.accountId && inWindow(o.createdAt, window))
     .reverse();
   return { orders: orders.map(presentOrder) };
 }

@@ -11,13 +11,21 @@ import type {
   WithdrawToBankBody,
   WithdrawToMobileMoneyBody,
 } from "../contract/index.js";
+import { inWindow } from "./list-window.js";
 import { type ForcedOutcome, forcedOutcome } from "./magic-values.js";
 import { fiatToMinor } from "./money.js";
-import { presentTransaction, presentVirtualAccount, presentWallet } from "./present.js";
+import {
+  presentTransaction,
+  presentVirtualAccount,
+  presentWallet,
+  shownStatus,
+} from "./present.js";
 import type { TransactionRecord, WalletRecord } from "./records.js";
 import type { RequestContext } from "./request-context.js";
+import { scheduleReversal } from "./reversals.js";
 import { fieldError, SandboxError } from "./sandbox-error.js";
 import { type SandboxState, walletBalance } from "./sandbox-state.js";
+import { contextOf, newTransaction, refOf } from "./transaction-records.js";
 
 const FAILURE_REASON = "the beneficiary's institution rejected the transfer";
 
@@ -37,42 +45,6 @@ function insufficientFunds(currency: Currency): SandboxError {
     "insufficient_funds",
     `insufficient ${currency} balance for this amount`,
   );
-}
-
-function newTransaction(
-  state: SandboxState,
-  ctx: RequestContext,
-  fields: Pick<
-    TransactionRecord,
-    "walletId" | "type" | "channel" | "amountMinor" | "currency" | "narration"
-  > &
-    Partial<Pick<TransactionRecord, "reversalOf" | "status">>,
-): TransactionRecord {
-  const at = state.clock.iso();
-  return {
-    transactionId: state.nextId("txn"),
-    accountId: ctx.account.accountId,
-    feeMinor: 0,
-    status: "PENDING",
-    idempotencyKey: ctx.idempotencyKey,
-    failureReason: undefined,
-    reversalOf: undefined,
-    reversedBy: undefined,
-    createdAt: at,
-    updatedAt: at,
-    ...fields,
-  };
-}
-
-function refOf(state: SandboxState, t: TransactionRecord, effectId: string, memo: string) {
-  return {
-    accountId: t.accountId,
-    transactionId: t.transactionId,
-    effectId,
-    idempotencyKey: t.idempotencyKey,
-    memo,
-    at: state.clock.iso(),
-  };
 }
 
 /** 4.1 and 4.2: hold the amount now; PENDING resolves to SUCCESSFUL (hold settles) or FAILED (hold released). */
@@ -110,7 +82,9 @@ export function withdraw(
   }
   state.transactions.set(txn.transactionId, txn);
   if (outcome !== "stay_pending")
-    state.schedule(state.settleDelayMs, () => settleWithdrawal(state, txn, outcome));
+    state.schedule(state.settleDelayMs, (settledAt) =>
+      settleWithdrawal(state, txn, outcome, settledAt),
+    );
   return presentTransaction(txn);
 }
 
@@ -118,7 +92,10 @@ function settleWithdrawal(
   state: SandboxState,
   txn: TransactionRecord,
   outcome: ForcedOutcome | undefined,
+  settledAt: number,
 ): void {
+  // A hand edit may have settled or hidden it already: it then stays as the edit left it.
+  if (txn.status !== "PENDING" || txn.hidden) return;
   const held = walletBalance(txn.walletId, "held");
   const available = walletBalance(txn.walletId, "available");
   txn.updatedAt = state.clock.iso();
@@ -139,41 +116,20 @@ function settleWithdrawal(
     refOf(state, txn, txn.transactionId, "withdrawal paid out"),
   );
   txn.status = "SUCCESSFUL";
-  if (outcome === "reverse") state.schedule(state.settleDelayMs, () => reverse(state, txn));
+  scheduleMagicReversal(state, txn, outcome, settledAt);
 }
 
-/** A successful transaction undone later: a new opposite transaction, same effect and key. */
-function reverse(state: SandboxState, original: TransactionRecord): void {
-  const reversal = newTransaction(
-    state,
-    {
-      account: state.accounts.get(original.accountId) as RequestContext["account"],
-      idempotencyKey: original.idempotencyKey,
-    },
-    {
-      walletId: original.walletId,
-      type: original.type === "DEBIT" ? "CREDIT" : "DEBIT",
-      channel: original.channel,
-      amountMinor: original.amountMinor,
-      currency: original.currency,
-      narration: `reversal of ${original.transactionId}`,
-      reversalOf: original.transactionId,
-      status: "SUCCESSFUL",
-    },
-  );
-  const sign = original.type === "DEBIT" ? 1 : -1;
-  state.ledger.post(
-    [
-      {
-        balance: walletBalance(original.walletId, "available"),
-        delta: sign * original.amountMinor,
-      },
-    ],
-    refOf(state, reversal, original.transactionId, `reversal of ${original.transactionId}`),
-  );
-  state.transactions.set(reversal.transactionId, reversal);
-  original.reversedBy = reversal.transactionId;
-  original.updatedAt = state.clock.iso();
+/** 0000000003 and 888.88 are reversed in the sandbox's style, 0000000005 and 555.55 as a status. */
+function scheduleMagicReversal(
+  state: SandboxState,
+  txn: TransactionRecord,
+  outcome: ForcedOutcome | undefined,
+  settledAt: number,
+): void {
+  // Counted from when it was due to settle: one long advance of the clock does both.
+  const dueAt = settledAt + state.reverseAfterMs;
+  if (outcome === "reverse") scheduleReversal(state, txn, dueAt, state.reversalStyle);
+  if (outcome === "reverse_as_status") scheduleReversal(state, txn, dueAt, "status");
 }
 
 /** 4.3: a CREDIT, PENDING, then SUCCESSFUL (credited) or FAILED. */
@@ -194,7 +150,8 @@ export function fundWallet(
   });
   state.transactions.set(txn.transactionId, txn);
   if (outcome !== "stay_pending") {
-    state.schedule(state.settleDelayMs, () => {
+    state.schedule(state.settleDelayMs, (settledAt) => {
+      if (txn.status !== "PENDING" || txn.hidden) return;
       txn.updatedAt = state.clock.iso();
       if (outcome === "fail" || outcome === "insufficient_funds") {
         txn.status = "FAILED";
@@ -203,11 +160,11 @@ export function fundWallet(
         return;
       }
       state.ledger.post(
-        [{ balance: walletBalance(wallet.walletId, "available"), delta: txn.amountMinor }],
+        [{ balance: walletBalance(txn.walletId, "available"), delta: txn.amountMinor }],
         refOf(state, txn, txn.transactionId, "wallet funded"),
       );
       txn.status = "SUCCESSFUL";
-      if (outcome === "reverse") state.schedule(state.settleDelayMs, () => reverse(state, txn));
+      scheduleMagicReversal(state, txn, outcome, settledAt);
     });
   }
   return presentTransaction(txn);
@@ -258,21 +215,16 @@ export function receiveInboundTransfer(
     throw fieldError("accountNumber", `virtual account is ${view.status}`);
   if (fiatToMinor(amount) !== va.amountMinor)
     throw fieldError("amount", `must equal the expected ${view.amount}`);
-  const account = state.accounts.get(va.accountId) as RequestContext["account"];
   const wallet = state.walletOf(va.accountId, "NGN") ?? state.createWallet(va.accountId, "NGN");
-  const txn = newTransaction(
-    state,
-    { account, idempotencyKey: null },
-    {
-      walletId: wallet.walletId,
-      type: "CREDIT",
-      channel: "virtual_account",
-      amountMinor: va.amountMinor,
-      currency: "NGN",
-      narration: `transfer to ${accountNumber}`,
-      status: "SUCCESSFUL",
-    },
-  );
+  const txn = newTransaction(state, contextOf(state, va.accountId, null), {
+    walletId: wallet.walletId,
+    type: "CREDIT",
+    channel: "virtual_account",
+    amountMinor: va.amountMinor,
+    currency: "NGN",
+    narration: `transfer to ${accountNumber}`,
+    status: "SUCCESSFUL",
+  });
   state.ledger.post(
     [{ balance: walletBalance(wallet.walletId, "available"), delta: va.amountMinor }],
     refOf(state, txn, txn.transactionId, "inbound transfer"),
@@ -293,7 +245,9 @@ export function listTransactions(
       t.accountId === ctx.account.accountId &&
       (query.currency === undefined || t.currency === query.currency) &&
       (query.type === undefined || t.type === query.type) &&
-      (query.status === undefined || t.status === query.status),
+      !t.hidden &&
+      (query.status === undefined || shownStatus(t) === query.status) &&
+      inWindow(t.createdAt, query),
   );
   const sortBy = query.sortBy ?? "date";
   const direction = query.sortDirection === "asc" ? 1 : -1;
@@ -303,7 +257,7 @@ export function listTransactions(
       : sortBy === "type"
         ? t.type
         : sortBy === "status"
-          ? t.status
+          ? shownStatus(t)
           : t.createdAt;
   rows.sort((a, b) => {
     const ka = key(a);
@@ -320,7 +274,8 @@ export function getTransaction(
   ctx: RequestContext,
   transactionId: string,
 ): Transaction {
-  return presentTransaction(
-    state.owned(state.transactions, transactionId, "transaction", ctx.account.accountId),
-  );
+  const t = state.owned(state.transactions, transactionId, "transaction", ctx.account.accountId);
+  // Hidden: as if the provider never had it.
+  if (t.hidden) throw new SandboxError(404, "not_found", `transaction ${transactionId} not found`);
+  return presentTransaction(t);
 }

@@ -72,7 +72,7 @@ export const handlers: { readonly [K in OperationId]: Handler<K> } = {
   getStableTransaction: (s, ctx, { params }) =>
     getStableTransaction(s, ctx, params.subAccountId, params.transactionId),
   getStableBalance: (s, ctx, { params }) => getStableBalance(s, ctx, params.subAccountId),
-  listOrders: (s, ctx) => listOrders(s, ctx),
+  listOrders: (s, ctx, { query }) => listOrders(s, ctx, query),
   getOrder: (s, ctx, { params }) => getOrder(s, ctx, params.orderId),
   createOrder: (s, ctx, { params, body }) => createOrder(s, ctx, params.offerId, body),
   createPaymentLinkOrder: (s, ctx, { params, query, body }) =>

@@ -1,6 +1,13 @@
 import type { Currency } from "../contract/enums.js";
-import type { ProviderProfile } from "../provider/profile.js";
+import { DEFAULT_PROVIDER_PROFILE, type ProviderProfile } from "../provider/profile.js";
 import type { FaultSettingsInput } from "./faults.js";
+
+/**
+ * How a reversal shows: a new opposite transaction with `reversalOf` (and `reversedBy` on the
+ * original), or the original's status changed to a word of its own (a provider's dialect).
+ */
+export const REVERSAL_STYLES = ["transaction", "status"] as const;
+export type ReversalStyle = (typeof REVERSAL_STYLES)[number];
 
 export interface SandboxAccountSeed {
   /** Default: `acct_<n>`. */
@@ -45,6 +52,15 @@ export interface SandboxOptions {
    * provider may: a resend after a dropped answer is then refused although the first was paid.
    */
   readonly rejectRepeatedKeys?: boolean;
+  /**
+   * How long after success a magic-value payout (account or phone 0000000003 or 0000000005,
+   * amount 888.88 or 555.55) is reversed, on the sandbox's clock. Default: `settleDelayMs`.
+   */
+  readonly reverseAfterMs?: number;
+  /** How the reversals of 0000000003 and 888.88 show. Default "transaction". */
+  readonly reversalStyle?: ReversalStyle;
+  /** The status word of a return shown as a status change. Default "REVERSED". */
+  readonly reversedStatus?: string;
 }
 
 export const DEMO_ACCOUNT_ID = "acct_demo";
@@ -69,8 +85,20 @@ export const SANDBOX_DEFAULTS = Object.freeze({
   seed: 1,
   requestLogSize: 200_000,
   stableBalance: "100000",
+  reversalStyle: "transaction" as ReversalStyle,
+  reversedStatus: "REVERSED",
   accounts: [{ accountId: DEMO_ACCOUNT_ID, name: "moneyq demo business", apiKey: DEMO_API_KEY }],
 });
 
 export const SANDBOX_KEY_PREFIX = "sk_sandbox_";
 export const LIVE_KEY_PREFIX = "sk_live_";
+
+export const REVERSED_STATUS_RULE =
+  "must be 1 to 64 letters, digits, _ or -, starting with a letter, and not a status word the spec or moneyq's default profile already gives a meaning (SUCCESSFUL, COMPLETED, PENDING, FAILED, CANCELLED, DECLINED)";
+
+/** Whether `word` can be a return's status: a word of its own, outside the known statuses. */
+export function isReversedStatusWord(word: string): boolean {
+  const { succeeded, pending, failed } = DEFAULT_PROVIDER_PROFILE.statuses;
+  const known = [...succeeded, ...pending, ...failed].map((w) => w.toLowerCase());
+  return /^[A-Za-z][A-Za-z0-9_-]{0,63}$/.test(word) && !known.includes(word.toLowerCase());
+}

@@ -31,12 +31,17 @@ function definedFields<R, K extends keyof R>(
   return fields;
 }
 
+/** The status a transaction shows: its return's word once returned as a status change. */
+export function shownStatus(t: TransactionRecord): string {
+  return t.returnedAs ?? t.status;
+}
+
 /** Records as the contract's `data` shapes: fiat in major units, stable as decimal strings. */
 export function presentTransaction(t: TransactionRecord): Transaction {
   return {
     transactionId: t.transactionId,
     type: t.type,
-    status: t.status,
+    status: shownStatus(t),
     channel: t.channel,
     amount: minorToFiat(t.amountMinor),
     fee: minorToFiat(t.feeMinor),

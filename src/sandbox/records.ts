@@ -28,19 +28,30 @@ export interface WalletRecord {
 export interface TransactionRecord {
   readonly transactionId: string;
   readonly accountId: string;
-  readonly walletId: string;
+  /** The wallet of `currency`; wallet, amount and currency change only by a hand edit. */
+  walletId: string;
   readonly type: TransactionType;
   status: TransactionStatus;
   readonly channel: z.infer<typeof TransactionChannel>;
-  readonly amountMinor: number;
+  amountMinor: number;
   readonly feeMinor: number;
-  readonly currency: Currency;
+  currency: Currency;
   readonly narration: string | undefined;
   readonly idempotencyKey: string | null;
   failureReason: string | undefined;
   readonly reversalOf: string | undefined;
   reversedBy: string | undefined;
-  readonly createdAt: string;
+  /**
+   * A return shown as a status change: the word the status shows instead of `status` (which
+   * stays SUCCESSFUL underneath); the money is back.
+   */
+  returnedAs: string | undefined;
+  /** When (sandbox clock, ms) a scheduled reversal comes due, while one is scheduled. */
+  reversalDueAt: number | undefined;
+  /** Hidden by the control API: absent from lists and lookups, its money back. */
+  hidden: boolean;
+  /** Changed only by a hand edit. */
+  createdAt: string;
   updatedAt: string;
 }
 

@@ -1,9 +1,19 @@
+import {
+  type BooksChange,
+  type ExternalDebit,
+  editTransaction,
+  externalDebit,
+  type ReverseRequest,
+  reverseTransaction,
+  type TransactionEdit,
+} from "./books-edits.js";
+import type { BooksEdit } from "./edit-log.js";
 import { AccountFaults, FaultSettings, type FaultSettingsInput } from "./faults.js";
 import { receiveInboundTransfer } from "./fiat-operations.js";
 import { IdempotencyStore } from "./idempotency-store.js";
 import type { LedgerEntry } from "./ledger.js";
 import { microToStable, minorToFiat } from "./money.js";
-import type { SandboxAccountSeed } from "./options.js";
+import type { ReversalStyle, SandboxAccountSeed } from "./options.js";
 import { presentWallet } from "./present.js";
 import { SlidingWindowLimiter } from "./rate-limiter.js";
 import { type LoggedRequest, RequestLog } from "./request-log.js";
@@ -12,6 +22,9 @@ import { SandboxState } from "./sandbox-state.js";
 
 export interface SandboxRuntimeOptions {
   readonly settleDelayMs: number;
+  readonly reverseAfterMs: number;
+  readonly reversalStyle: ReversalStyle;
+  readonly reversedStatus: string;
   readonly idempotencyTtlMs: number;
   readonly seed: number;
   readonly requestLogSize: number;
@@ -36,7 +49,13 @@ export class SandboxControl {
   readonly #idempotencyTtlMs: number;
 
   constructor(options: SandboxRuntimeOptions) {
-    this.state = new SandboxState(options.settleDelayMs);
+    this.state = new SandboxState({
+      settleDelayMs: options.settleDelayMs,
+      reverseAfterMs: options.reverseAfterMs,
+      reversalStyle: options.reversalStyle,
+      reversedStatus: options.reversedStatus,
+      editLogSize: options.requestLogSize,
+    });
     this.idempotency = new IdempotencyStore(options.idempotencyTtlMs, this.state.clock);
     this.log = new RequestLog(options.requestLogSize);
     this.#seed = options.seed;
@@ -89,6 +108,30 @@ export class SandboxControl {
 
   requests(filter: { accountId?: string; afterSeq?: number } = {}): LoggedRequest[] {
     return this.log.list(filter);
+  }
+
+  /** Reverses a SUCCESSFUL DEBIT, at once or later, as a transaction or a status change. */
+  reverseTransaction(transactionId: string, request: ReverseRequest = {}): BooksChange {
+    this.state.settleDue();
+    return reverseTransaction(this.state, transactionId, request);
+  }
+
+  /** Changes what a fiat transaction says, and its money to match. */
+  editTransaction(transactionId: string, edit: TransactionEdit): BooksChange {
+    this.state.settleDue();
+    return editTransaction(this.state, transactionId, edit);
+  }
+
+  /** A DEBIT another system made on the account, never through /v1. */
+  externalDebit(accountId: string, debit: ExternalDebit): BooksChange {
+    this.state.settleDue();
+    return externalDebit(this.state, accountId, debit);
+  }
+
+  /** Every control change to the books, in order. */
+  edits(filter: { accountId?: string; afterSeq?: number } = {}): BooksEdit[] {
+    this.state.settleDue();
+    return this.state.edits.list(filter);
   }
 
   receiveTransfer(accountNumber: string, amount: number) {

@@ -5,9 +5,11 @@ import {
   StableNetwork as StableNetworkEnum,
 } from "../contract/enums.js";
 import { SandboxClock } from "./clock.js";
+import { EditLog } from "./edit-log.js";
 import { Ledger, type Posting } from "./ledger.js";
 import { fiatToMinor, stableToMicro } from "./money.js";
 import {
+  type ReversalStyle,
   SANDBOX_DEFAULTS,
   SANDBOX_KEY_PREFIX,
   type SandboxAccountSeed,
@@ -46,9 +48,24 @@ const OFFER_PAIRS: readonly [Currency, Currency, number, number][] = [
   ["USD", "GHS", 10, 100_000],
 ];
 
+/** How the sandbox's own schedule moves money: settlement and magic-value reversals. */
+export interface BooksSettings {
+  /** How long PENDING lasts before it resolves. */
+  readonly settleDelayMs: number;
+  /** How long after success a magic-value payout is reversed. */
+  readonly reverseAfterMs: number;
+  /** How the reversals of 0000000003 and 888.88 show. */
+  readonly reversalStyle: ReversalStyle;
+  /** The status word of a return shown as a status change. */
+  readonly reversedStatus: string;
+  /** Control changes to the books kept for GET /__sandbox/edits. */
+  readonly editLogSize: number;
+}
+
 interface Scheduled {
   readonly dueAt: number;
-  readonly run: () => void;
+  /** Told when it was due: what it schedules in turn counts from then, not from when it ran. */
+  readonly run: (dueAt: number) => void;
 }
 
 /** Everything the sandbox knows. Handlers change it synchronously, so each request is atomic. */
@@ -56,6 +73,11 @@ export class SandboxState {
   readonly clock = new SandboxClock();
   readonly ledger = new Ledger();
   readonly settleDelayMs: number;
+  readonly reverseAfterMs: number;
+  readonly reversalStyle: ReversalStyle;
+  readonly reversedStatus: string;
+  /** Every change made to the books through the control API. */
+  readonly edits: EditLog;
   readonly accounts = new Map<string, AccountRecord>();
   readonly accountsByKey = new Map<string, AccountRecord>();
   readonly wallets = new Map<string, WalletRecord>();
@@ -69,8 +91,12 @@ export class SandboxState {
   readonly #counters = new Map<string, number>();
   readonly #schedule: Scheduled[] = [];
 
-  constructor(settleDelayMs: number) {
-    this.settleDelayMs = settleDelayMs;
+  constructor(settings: BooksSettings) {
+    this.settleDelayMs = settings.settleDelayMs;
+    this.reverseAfterMs = settings.reverseAfterMs;
+    this.reversalStyle = settings.reversalStyle;
+    this.reversedStatus = settings.reversedStatus;
+    this.edits = new EditLog(settings.editLogSize);
     for (const [from, to, minAmount, maxAmount] of OFFER_PAIRS) {
       const offerId = `offer_${from.toLowerCase()}_${to.toLowerCase()}`;
       this.offers.set(offerId, {
@@ -184,8 +210,12 @@ export class SandboxState {
   }
 
   /** Runs `run` once the sandbox clock reaches `delayMs` from now. */
-  schedule(delayMs: number, run: () => void): void {
-    const dueAt = this.clock.now() + delayMs;
+  schedule(delayMs: number, run: (dueAt: number) => void): void {
+    this.scheduleAt(this.clock.now() + delayMs, run);
+  }
+
+  /** Runs `run` once the sandbox clock reaches `dueAt` (ms); at the next settling if past. */
+  scheduleAt(dueAt: number, run: (dueAt: number) => void): void {
     let lo = 0;
     let hi = this.#schedule.length;
     while (lo < hi) {
@@ -204,7 +234,8 @@ export class SandboxState {
     const now = this.clock.now();
     let n = 0;
     while (this.#schedule.length > 0 && (this.#schedule[0] as Scheduled).dueAt <= now) {
-      (this.#schedule.shift() as Scheduled).run();
+      const due = this.#schedule.shift() as Scheduled;
+      due.run(due.dueAt);
       n += 1;
     }
     return n;

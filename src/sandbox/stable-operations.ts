@@ -6,6 +6,7 @@ import type {
   StableTransaction,
   WithdrawStableBody,
 } from "../contract/index.js";
+import { inWindow } from "./list-window.js";
 import { forcedOutcome } from "./magic-values.js";
 import { microToStable, stableToMicro } from "./money.js";
 import { presentStableTransaction } from "./present.js";
@@ -151,7 +152,8 @@ export function listStableTransactions(
         t.accountId === ctx.account.accountId &&
         (query.currency === undefined || t.currency === query.currency) &&
         (query.network === undefined || t.network === query.network) &&
-        (query.type === undefined || t.type === query.type),
+        (query.type === undefined || t.type === query.type) &&
+        inWindow(t.createdAt, query),
     )
     .reverse();
   return {

@@ -5,7 +5,12 @@ import { registerApiRoutes } from "./api-routes.js";
 import { CONTROL_PATH, registerControlRoutes } from "./control-routes.js";
 import type { SandboxDialect } from "./dialect.js";
 import { sendError, toSandboxError } from "./envelope-reply.js";
-import { SANDBOX_DEFAULTS, type SandboxOptions } from "./options.js";
+import {
+  isReversedStatusWord,
+  REVERSED_STATUS_RULE,
+  SANDBOX_DEFAULTS,
+  type SandboxOptions,
+} from "./options.js";
 import { SandboxControl } from "./sandbox-control.js";
 import { SandboxError } from "./sandbox-error.js";
 
@@ -85,8 +90,15 @@ function dialectOf(options: SandboxOptions): SandboxDialect {
 
 /** Starts a sandbox on a real port (default: a free one on 127.0.0.1). */
 export async function startSandbox(options: SandboxOptions = {}): Promise<RunningSandbox> {
+  const settleDelayMs = options.settleDelayMs ?? SANDBOX_DEFAULTS.settleDelayMs;
+  const reversedStatus = options.reversedStatus ?? SANDBOX_DEFAULTS.reversedStatus;
+  if (!isReversedStatusWord(reversedStatus))
+    throw new TypeError(`startSandbox: reversedStatus ${REVERSED_STATUS_RULE}`);
   const control = new SandboxControl({
-    settleDelayMs: options.settleDelayMs ?? SANDBOX_DEFAULTS.settleDelayMs,
+    settleDelayMs,
+    reverseAfterMs: options.reverseAfterMs ?? settleDelayMs,
+    reversalStyle: options.reversalStyle ?? SANDBOX_DEFAULTS.reversalStyle,
+    reversedStatus,
     idempotencyTtlMs: options.idempotencyTtlMs ?? SANDBOX_DEFAULTS.idempotencyTtlMs,
     seed: options.seed ?? SANDBOX_DEFAULTS.seed,
     requestLogSize: options.requestLogSize ?? SANDBOX_DEFAULTS.requestLogSize,

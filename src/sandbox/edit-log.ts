@@ -1,0 +1,80 @@
+import type { Currency } from "../contract/enums.js";
+import type { ReversalStyle } from "./options.js";
+
+/** What a fiat transaction says, before and after a hand edit. */
+export interface TransactionFacts {
+  readonly status: string;
+  readonly amount: number;
+  readonly currency: Currency;
+  readonly createdAt: string;
+  readonly hidden: boolean;
+}
+
+/** One change to the provider's books made through the control API, never by a /v1 request. */
+export type BooksEdit = {
+  readonly seq: number;
+  /** Sandbox clock, ISO 8601. */
+  readonly at: string;
+  readonly accountId: string;
+  readonly transactionId: string;
+} & (
+  | {
+      /** A hand edit of status, amount, currency or visibility. */
+      readonly action: "edit";
+      readonly before: TransactionFacts;
+      readonly after: TransactionFacts;
+    }
+  | {
+      /** A DEBIT another system made on the account. */
+      readonly action: "external_debit";
+      readonly after: TransactionFacts;
+    }
+  | {
+      /** A reversal asked for, to come due later. */
+      readonly action: "reversal_scheduled";
+      readonly as: ReversalStyle;
+      readonly dueAt: string;
+    }
+  | {
+      /** A reversal asked for, done: at once, or when it came due. */
+      readonly action: "reversed";
+      readonly as: ReversalStyle;
+      /** The reversing transaction (`as: "transaction"`). */
+      readonly reversalId?: string;
+    }
+  | {
+      /** A reversal asked for that came due when the transaction could no longer be reversed. */
+      readonly action: "reversal_skipped";
+      readonly as: ReversalStyle;
+      readonly reason: string;
+    }
+);
+
+type Unnumbered<T> = T extends unknown ? Omit<T, "seq"> : never;
+
+/** Every control change to the books, in order, the last `capacity` kept (GET /__sandbox/edits). */
+export class EditLog {
+  readonly #capacity: number;
+  readonly #ring: BooksEdit[] = [];
+  #seq = 0;
+
+  constructor(capacity: number) {
+    this.#capacity = capacity;
+  }
+
+  record(entry: Unnumbered<BooksEdit>): BooksEdit {
+    this.#seq += 1;
+    const numbered = { seq: this.#seq, ...entry } as BooksEdit;
+    if (this.#ring.length >= this.#capacity) this.#ring.shift();
+    this.#ring.push(numbered);
+    return numbered;
+  }
+
+  list(filter: { accountId?: string; afterSeq?: number }): BooksEdit[] {
+    return this.#ring.filter(
+      (e) =>
+        (filter.accountId === undefined || e.accountId === filter.accountId) &&
+        (filter.afterSeq === undefined || e.seq > filter.afterSeq),
+    );
+  }
+}
