@@ -90,6 +90,8 @@ export const Transaction = z.looseObject({
   /** On a reversal: the transaction it reverses. On a reversed one: its reversal. */
   reversalOf: z.string().optional(),
   reversedBy: z.string().optional(),
+  /** The idempotency key it was made under, echoed as a merchant reference (sandbox decision). */
+  reference: z.string().optional(),
   ...timestamps,
 });
 export type Transaction = z.infer<typeof Transaction>;

@@ -47,6 +47,7 @@ export function presentTransaction(t: TransactionRecord): Transaction {
     fee: minorToFiat(t.feeMinor),
     currency: t.currency,
     ...definedFields(t, ["narration", "failureReason", "reversalOf", "reversedBy"]),
+    ...(t.idempotencyKey !== null && { reference: t.idempotencyKey }),
     createdAt: t.createdAt,
     updatedAt: t.updatedAt,
   };
