@@ -229,3 +229,13 @@ export function recheckKey(space: Keyspace, account: string): string {
 export function reversalKey(space: Keyspace, account: string, jobId: string): string {
   return `${space.prefix}:reversed:${accountTag(space, account)}:${jobId}`;
 }
+
+/** A job's resolution (its JSON): set once, so a job is resolved once. */
+export function resolutionKey(space: Keyspace, account: string, jobId: string): string {
+  return `${space.prefix}:resolved:${accountTag(space, account)}:${jobId}`;
+}
+
+/** An account's audit trail of resolutions, automatic and by hand (a stream). */
+export function resolutionTrailKey(space: Keyspace, account: string): string {
+  return `${space.prefix}:resolutions:${accountTag(space, account)}`;
+}
