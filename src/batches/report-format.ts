@@ -20,7 +20,7 @@ const FORMULA_START = /^[=+\-@\t\r]/;
  * formula (=, +, -, @, tab, carriage return first) gets a leading ' so that it shows as text
  * (OWASP's advice on CSV injection).
  */
-function cell(value: string | number | undefined): string {
+export function reportCell(value: string | number | undefined): string {
   let text = value === undefined ? "" : String(value);
   if (typeof value === "string" && FORMULA_START.test(text)) text = `'${text}`;
   return csvQuoted(text);
@@ -40,7 +40,7 @@ function reportCsvLine(line: ReportLine): string {
     line.upstreamStatus,
     line.error,
   ]
-    .map(cell)
+    .map(reportCell)
     .join(",");
 }
 

@@ -5,6 +5,7 @@ import { demoCommand } from "./demo-command.js";
 import { EXIT } from "./exit-codes.js";
 import { healthcheckCommand } from "./healthcheck-command.js";
 import { providerCommand } from "./provider-command.js";
+import { reconcileCommand } from "./reconcile-command.js";
 import { sandboxCommand } from "./sandbox-command.js";
 import { startCommand } from "./start-command.js";
 import { webhooksCommand } from "./webhooks-command.js";
@@ -27,7 +28,8 @@ export function buildProgram(): Command {
     .addCommand(sandboxCommand())
     .addCommand(demoCommand())
     .addCommand(healthcheckCommand())
-    .addCommand(providerCommand());
+    .addCommand(providerCommand())
+    .addCommand(reconcileCommand());
   // addCommand does not pass settings down, so each command (and subcommand) gets them here.
   const all = (c: Command): Command[] => [c, ...c.commands.flatMap(all)];
   for (const command of all(program)) {

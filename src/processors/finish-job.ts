@@ -2,6 +2,7 @@ import { type Job, UnrecoverableError } from "bullmq";
 import type { JobData } from "../queues/job-data.js";
 import type { JobEnvelope } from "../queues/job-envelope.js";
 import { JOB_KINDS } from "../queues/job-kinds.js";
+import { rowMoney } from "../queues/job-money.js";
 import { endsCompleted, type JobResult } from "../results/job-result.js";
 import type { RecheckTarget } from "../results/recheck.js";
 import { ATTR, SPAN } from "../tracing/job-spans.js";
@@ -72,7 +73,10 @@ async function recordResult(
 ): Promise<void> {
   const now = Date.now();
   const result = resultOf(job, envelope, ending, now);
-  const first = await deps.results.emit(result, recheckTarget(envelope, reversed));
+  const first = await deps.results.emit(result, {
+    recheck: recheckTarget(envelope, reversed),
+    money: rowMoney(envelope.request),
+  });
   const recorded = first
     ? result
     : ((await deps.results.get(result.account, result.jobId)) ?? result);

@@ -239,3 +239,36 @@ export function resolutionKey(space: Keyspace, account: string, jobId: string): 
 export function resolutionTrailKey(space: Keyspace, account: string): string {
   return `${space.prefix}:resolutions:${accountTag(space, account)}`;
 }
+
+/**
+ * The job a provider's id belongs to, with the money its request asked for (JSON `{j, c, a}`),
+ * kept twice as long as results: how the reconciliation sweep matches a provider's record.
+ */
+export function upstreamIdKey(space: Keyspace, account: string, upstreamId: string): string {
+  return `${space.prefix}:upstream:${accountTag(space, account)}:${upstreamId}`;
+}
+
+/** An account's succeeded jobs by when they succeeded (ms), kept as long as results. */
+export function successesKey(space: Keyspace, account: string): string {
+  return `${space.prefix}:successes:${accountTag(space, account)}`;
+}
+
+/**
+ * The reconciliation sweep of an account (docs/reconciliation.md): `lock`, the one process
+ * sweeping it (a lease); `cursor`, where the sweep under way stands (a hash, so a stopped one
+ * resumes); `found` and `seen`, the drift items it found and the provider's ids it read (sets,
+ * cleared when a sweep begins); `drift`, every drift item ever found, by its id (a hash: found
+ * once, reported as often as it is found); `summary`, the last finished sweep's counts (a hash).
+ */
+export function sweepKeys(space: Keyspace, account: string) {
+  const tag = accountTag(space, account);
+  const base = `${space.prefix}:sweep`;
+  return {
+    lock: `${base}-lock:${tag}`,
+    cursor: `${base}-cursor:${tag}`,
+    found: `${base}-found:${tag}`,
+    seen: `${base}-seen:${tag}`,
+    drift: `${space.prefix}:drift:${tag}`,
+    summary: `${base}-summary:${tag}`,
+  };
+}

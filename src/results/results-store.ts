@@ -10,13 +10,15 @@ import {
   resultMarkerKey,
   resultsStreamKey,
   reversalKey,
+  successesKey,
+  upstreamIdKey,
 } from "../redis/keys.js";
 import { EMIT_RESULTS } from "../redis/scripts/emit-results.js";
 import { FORGET_RESULT } from "../redis/scripts/forget-result.js";
 import { defineScripts } from "../redis/scripts/script.js";
 import { perSlotGroup } from "../redis/slot-groups.js";
 import { batchRowOf } from "./batch-row.js";
-import { jobEventHead } from "./event-envelope.js";
+import { jobEventHead, newEventId } from "./event-envelope.js";
 import { JobResult } from "./job-result.js";
 import { type RecheckTarget, recheckOf } from "./recheck.js";
 import type { Reversal } from "./reversals.js";
@@ -45,10 +47,17 @@ export interface ResultsStoreOptions {
   readonly recheckAfterMs?: readonly number[];
 }
 
-/** A result to record, and what its payout's re-checks need. */
+/** What a result's recording needs beyond the result: its payout's re-checks, its money. */
+export interface EmitExtras {
+  readonly recheck?: RecheckTarget | undefined;
+  /** The request's currency and amount (decimal text), for the reconciliation sweep. */
+  readonly money?: { readonly currency: string; readonly amount: string } | undefined;
+}
+
+/** A result to record, and its extras. */
 interface Emission {
   readonly result: JobResult;
-  readonly recheck: RecheckTarget | undefined;
+  readonly extras: EmitExtras;
 }
 
 /**
@@ -90,8 +99,8 @@ export class ResultsStore {
    * same step. Not waited for on a cluster's replicas: a failover that loses it loses the job's
    * completion, written after it, too (docs/scaling.md, "What a failover can lose").
    */
-  emit(result: JobResult, recheck?: RecheckTarget): Promise<boolean> {
-    return this.#emissions.add({ result, recheck });
+  emit(result: JobResult, extras: EmitExtras = {}): Promise<boolean> {
+    return this.#emissions.add({ result, extras });
   }
 
   /** One script call per slot group (per account on a cluster, to the account's stream). */
@@ -112,7 +121,7 @@ export class ResultsStore {
       String(Date.now()),
     ];
     const space = this.keyspace;
-    for (const { result, recheck } of emissions) {
+    for (const { result, extras } of emissions) {
       const marker = resultMarkerKey(space, result.account, result.jobId);
       const batch = batchRowOf(space, result);
       keys.push(
@@ -124,8 +133,16 @@ export class ResultsStore {
         legacyJobKeys.resultMarker(space, result.account, result.jobId),
         legacyJobKeys.fingerprint(space, result.account, result.jobId),
         recheckKey(space, result.account),
+        result.upstreamId === undefined
+          ? marker
+          : upstreamIdKey(space, result.account, result.upstreamId),
+        successesKey(space, result.account),
       );
-      const scheduled = recheckOf(result, recheck, this.#options.recheckAfterMs ?? []);
+      const scheduled = recheckOf(result, extras.recheck, this.#options.recheckAfterMs ?? []);
+      const indexed = {
+        j: result.jobId,
+        ...(extras.money && { c: extras.money.currency, a: extras.money.amount }),
+      };
       const json = JSON.stringify(result);
       args.push(
         json,
@@ -137,6 +154,8 @@ export class ResultsStore {
         jobEventHead(result),
         scheduled?.member ?? "",
         String(scheduled?.dueMs ?? 0),
+        result.upstreamId === undefined ? "" : JSON.stringify(indexed),
+        String(Date.parse(result.finishedAt)),
       );
     }
     const added = await this.#redis.moneyqEmitResults(keys.length, ...keys, ...args);
@@ -147,6 +166,23 @@ export class ResultsStore {
   async get(account: string, jobId: string): Promise<JobResult | undefined> {
     const raw = await this.recorded(account, jobId);
     return raw === undefined ? undefined : JobResult.parse(JSON.parse(raw));
+  }
+
+  /**
+   * Appends an event of the account's (its envelope: `type`, a new id, now) to its results
+   * stream, and so to its webhooks.
+   */
+  async appendEvent(account: string, type: string, data: Record<string, unknown>): Promise<void> {
+    const event = { type, id: newEventId(), timestamp: new Date().toISOString(), data };
+    await this.#redis.xadd(
+      this.streamKey(account),
+      "MAXLEN",
+      "~",
+      String(this.#options.maxLen),
+      "*",
+      "event",
+      JSON.stringify(event),
+    );
   }
 
   /** The reversal recorded after the job's success (results/reversals.ts), if any. */

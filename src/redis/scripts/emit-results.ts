@@ -16,14 +16,18 @@ import type { Script } from "./script.js";
  * marker from now: a job that ran long never outlives its fingerprint. A marker or fingerprint
  * an earlier release kept without the account is read (never written): such a marker means the
  * job has its result; such a fingerprint is carried to the account's key. A succeeded payout
- * that is looked up again later joins its account's re-checks (processors/rechecks.ts).
- * KEYS: 1 the results stream; result i has KEYS[8i-6..8i+1]: marker, backlog, batch meta, batch
+ * that is looked up again later joins its account's re-checks (processors/rechecks.ts); a
+ * result with the provider's id is indexed by it (with its request's money), and a success by
+ * its time, for the reconciliation sweep (both kept as the marker is, the index twice as long).
+ * KEYS: 1 the results stream; result i has KEYS[10i-8..10i+1]: marker, backlog, batch meta, batch
  * rows, fingerprint (the marker again for a job without a batch), the earlier marker and
- * fingerprint, the account's re-checks.
- * ARGV: 1 marker TTL in ms, 2 stream length, 3 now in ms; result i has ARGV[3+9(i-1)+1..9]:
+ * fingerprint, the account's re-checks, the provider id's index entry (the marker again for a
+ * result without one), the account's successes.
+ * ARGV: 1 marker TTL in ms, 2 stream length, 3 now in ms; result i has ARGV[3+11(i-1)+1..11]:
  * JSON, result, job id, row, report line ('' without a batch), finishedAt, the event's JSON up
  * to its data (the result's JSON and a closing brace complete it: sent once, not twice), the
- * re-check's member ('' for none) and when it is due (ms).
+ * re-check's member ('' for none) and when it is due (ms), the index entry's value ('' for
+ * none), when it finished (ms).
  * Answers per result 1 (recorded) or 0 (the job had a result already).
  */
 export const EMIT_RESULTS: Script = {
@@ -56,11 +60,11 @@ local function writeRow(meta, rows, row, line, result)
   redis.call('HSET', rows, row, cjson.encode(l))
 end
 local out = {}
-for i = 1, (#KEYS - 1) / 8 do
-  local k, a = 1 + 8 * (i - 1), 3 + 9 * (i - 1)
+for i = 1, (#KEYS - 1) / 10 do
+  local k, a = 1 + 10 * (i - 1), 3 + 11 * (i - 1)
   local json, result, jobId, row, line, finishedAt, eventHead =
     ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4], ARGV[a + 5], ARGV[a + 6], ARGV[a + 7]
-  local recheck, recheckDue = ARGV[a + 8], ARGV[a + 9]
+  local recheck, recheckDue, indexed, finishedMs = ARGV[a + 8], ARGV[a + 9], ARGV[a + 10], ARGV[a + 11]
   if redis.call('EXISTS', KEYS[k + 6]) == 1 or not redis.call('SET', KEYS[k + 1], json, 'NX', 'PX', ttl) then
     out[i] = 0
   else
@@ -70,6 +74,11 @@ for i = 1, (#KEYS - 1) / 8 do
     local event = eventHead .. json .. '}'
     redis.call('XADD', KEYS[1], 'MAXLEN', '~', maxLen, '*', 'result', json, 'event', event)
     if recheck ~= '' then redis.call('ZADD', KEYS[k + 8], recheckDue, recheck) end
+    if indexed ~= '' then redis.call('SET', KEYS[k + 9], indexed, 'PX', 2 * tonumber(ttl)) end
+    if result == 'succeeded' then
+      redis.call('ZADD', KEYS[k + 10], finishedMs, jobId)
+      redis.call('ZREMRANGEBYSCORE', KEYS[k + 10], '-inf', now - tonumber(ttl))
+    end
     if result == 'needs_reconciliation' then
       redis.call('ZADD', KEYS[k + 2], now, jobId)
       redis.call('ZREMRANGEBYSCORE', KEYS[k + 2], '-inf', now - tonumber(ttl))
