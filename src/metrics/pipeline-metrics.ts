@@ -28,6 +28,7 @@ export interface PipelineMetrics {
   readonly webhookDeliveries: Counter<"outcome">;
   readonly reversals: Counter<"account" | "found_by">;
   readonly rechecks: Counter<"account" | "outcome">;
+  readonly sweepErrors: Counter<"account">;
 }
 
 /**
@@ -116,10 +117,16 @@ export function createPipelineMetrics(
       "Lookups of succeeded payouts after their success: unchanged, reversed, or error (looked up again later).",
       ["account", "outcome"],
     ),
+    sweepErrors: counter(
+      "moneyq_reconciliation_sweep_errors_total",
+      "Reconciliation sweeps of the service that did not finish (the next one resumes them).",
+      ["account"],
+    ),
   };
   for (const account of accounts) {
     metrics.rateSlotsMissed.inc({ account }, 0);
     for (const found_by of REVERSAL_SOURCES) metrics.reversals.inc({ account, found_by }, 0);
+    metrics.sweepErrors.inc({ account }, 0);
     for (const source of RATE_LIMIT_SOURCES) {
       metrics.rateLimitPauses.inc({ account, source }, 0);
       metrics.rateLimitPauseSeconds.inc({ account, source }, 0);

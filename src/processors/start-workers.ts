@@ -25,9 +25,11 @@ import { type RunningWebhooks, startWebhooks } from "../webhooks/webhook-deliver
 import { createJobProcessor } from "./job-processor.js";
 import { LaneWakes, listenForLaneWakes } from "./lane-wakes.js";
 import { LockedWrites } from "./locked-writes.js";
+import { PeriodicSweeps } from "./periodic-sweeps.js";
 import type { ProcessorDeps } from "./processor-deps.js";
 import { RateGate } from "./rate-gate.js";
 import { Rechecks } from "./rechecks.js";
+import { openSweeper } from "./sweeper.js";
 
 export interface StartWorkersOptions {
   readonly config: Config;
@@ -170,6 +172,14 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
     accountList.map((account) => [account.alias, startAccountWorker(account, deps, options)]),
   );
   const rechecks = startRechecks(deps, accountList, queues, resultsConnection);
+  const sweeps = startSweeps(
+    config,
+    deps,
+    accountList,
+    baseUrl,
+    resultsConnection,
+    options.adapter,
+  );
   logger.info(
     { accounts: accountList.map((a) => a.alias), upstream: new URL(baseUrl).origin },
     "workers started",
@@ -187,6 +197,7 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
       resultsConnection,
       wakeListener,
       rechecks,
+      sweeps,
     });
     return closing;
   };
@@ -249,6 +260,28 @@ function startRechecks(
   return rechecks;
 }
 
+/** The periodic reconciliation sweeps, when MONEYQ_RECONCILE_EVERY is set. */
+function startSweeps(
+  config: Config,
+  deps: ProcessorDeps,
+  accountList: readonly AccountConfig[],
+  baseUrl: string,
+  connection: RedisConnection,
+  adapter: ProviderAdapter | undefined,
+): PeriodicSweeps | undefined {
+  const everyMs = config.books.reconcileEveryMs;
+  if (everyMs === undefined) return undefined;
+  const sweeps = new PeriodicSweeps({
+    sweeper: openSweeper(config, connection, baseUrl, adapter),
+    accounts: accountList,
+    everyMs,
+    metrics: deps.metrics,
+    logger: deps.logger,
+  });
+  sweeps.start();
+  return sweeps;
+}
+
 /** The BullMQ worker of one account's queue. */
 function startAccountWorker(
   account: AccountConfig,
@@ -299,6 +332,7 @@ interface Running {
   readonly resultsConnection: RedisConnection;
   readonly wakeListener: { close(): Promise<void> };
   readonly rechecks: Rechecks;
+  readonly sweeps: PeriodicSweeps | undefined;
 }
 
 /** Stops fetching, lets active jobs finish within the grace period, hands back the rest. */
@@ -306,6 +340,7 @@ async function closeWorkers(running: Running): Promise<void> {
   const { config, logger, workers, clients, ownQueues, webhooks, resultsConnection, wakeListener } =
     running;
   const rechecksClosed = running.rechecks.close();
+  const sweepsClosed = running.sweeps?.close();
   // Alongside the workers, within the same grace period: a slow webhook receiver must not
   // hold the shutdown past its bound.
   const webhooksClosed = webhooks?.close(config.pipeline.shutdownGraceMs).catch(() => undefined);
@@ -329,6 +364,7 @@ async function closeWorkers(running: Running): Promise<void> {
   }
   await webhooksClosed;
   await rechecksClosed;
+  await sweepsClosed;
   await ownQueues?.close();
   await Promise.allSettled([...clients.values()].map((c) => c.close()));
   await closeRedis(resultsConnection);

@@ -15,6 +15,7 @@ import {
 import { createLogger, type Logger } from "../logger.js";
 import { createMetricsRegistry } from "../metrics/metrics-registry.js";
 import { type RunningMetricsServer, startMetricsServer } from "../metrics/metrics-server.js";
+import { registerReconciliationMetrics } from "../metrics/reconciliation-metrics.js";
 import { registerRedisMetrics } from "../metrics/redis-metrics.js";
 import { type RunningWorkers, startWorkers } from "../processors/start-workers.js";
 import { DEFAULT_PROVIDER_PROFILE } from "../provider/profile.js";
@@ -166,6 +167,11 @@ export async function startService(options: ServiceOptions): Promise<Service> {
       pauses: parts.pauses,
       resultsStreams: results.streamKeys([...queues.keys()]),
       cacheMs: config.metrics.cacheMs,
+    });
+    registerReconciliationMetrics(registry, {
+      connection,
+      prefix: config.redisPrefix,
+      accounts: [...queues.keys()],
     });
     const metricsServer =
       role === "worker"
