@@ -8,10 +8,12 @@ import {
   type ApiToken,
   CONFIG_DEFAULTS,
   type Config,
+  ConfigError,
   DEFAULT_ACCOUNT_ALIAS,
   embeddedUpstream,
   PERMISSIONS,
 } from "../config.js";
+import { listenProblem } from "../listen-url.js";
 import { createLogger, type Logger } from "../logger.js";
 import { createMetricsRegistry } from "../metrics/metrics-registry.js";
 import { type RunningMetricsServer, startMetricsServer } from "../metrics/metrics-server.js";
@@ -109,6 +111,8 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   const logger = options.logger ?? createLogger(config.logLevel);
   const cleanup: [string, () => Promise<unknown> | undefined][] = [];
   const stopAll = () => runAll(logger, cleanup.reverse());
+  // A port in use is a refused configuration like any other: found before Redis is touched.
+  await refuseUnlistenable(config, role, options);
   try {
     // First started, last closed: every other part's spans are exported before it stops.
     const tracing = await startTracing(config, logger);
@@ -211,6 +215,26 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     await stopAll();
     throw error;
   }
+}
+
+/**
+ * ConfigError naming the variable when this process could not listen where it is configured
+ * to: the API's host and port, or a worker-only process's metrics host and port.
+ */
+async function refuseUnlistenable(config: Config, role: Role, options: ServiceOptions) {
+  const [name, host, port] =
+    role === "worker"
+      ? ([
+          "MONEYQ_METRICS",
+          config.metrics.host,
+          options.metricsPort ?? config.metrics.port,
+        ] as const)
+      : (["MONEYQ_API", config.api.host, options.apiPort ?? config.api.port] as const);
+  const problem = await listenProblem(host, port);
+  if (problem)
+    throw new ConfigError([
+      { variable: `${name}_${problem.part.toUpperCase()}`, rule: problem.rule },
+    ]);
 }
 
 /** Where the service's Redis comes from, and how long a configured one may take to answer. */
