@@ -4,6 +4,7 @@ import { PaymentsClient } from "../client/payments-client.js";
 import { retryDelayMs } from "../client/retry.js";
 import type { AccountConfig, Config } from "../config.js";
 import type { Logger } from "../logger.js";
+import { countErrors } from "../metrics/error-metrics.js";
 import { createPipelineMetrics, type PipelineMetrics } from "../metrics/pipeline-metrics.js";
 import { AccountPauses } from "../queues/account-pauses.js";
 import { AccountQueues } from "../queues/account-queues.js";
@@ -15,6 +16,7 @@ import { closeRedis } from "../redis/close.js";
 import type { RedisConnection } from "../redis/connection.js";
 import { isRedisConnectionError, outageLog, watchRedisErrors } from "../redis/errors.js";
 import { lanePassKey } from "../redis/keys.js";
+import { RepeatedErrors } from "../redis/repeated-errors.js";
 import type { JobResult } from "../results/job-result.js";
 import { ResultsStore } from "../results/results-store.js";
 import { type JobTracer, NO_TRACING } from "../tracing/job-tracer.js";
@@ -45,6 +47,11 @@ export interface StartWorkersOptions {
   readonly webhookDeliveries?: WebhookDeliveries;
   /** Each job's spans and BullMQ's (src/tracing); NO_TRACING when left out. */
   readonly tracer?: JobTracer;
+  /**
+   * The process's log of repeated errors (a run logged once per interval, each counted in
+   * `moneyq_errors_total`); the workers make and close their own when left out.
+   */
+  readonly errors?: RepeatedErrors;
 }
 
 export interface RunningWorkers {
@@ -91,6 +98,9 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
       options.registry,
       accountList.map((a) => a.alias),
     );
+  const errors =
+    options.errors ?? new RepeatedErrors(logger, { count: countErrors(options.registry) });
+  const ownErrors = options.errors ? undefined : errors;
   const pauses = new AccountPauses(connection, config.redisPrefix, queues);
   // Results are emitted on a connection of their own, so a large emission never holds up the
   // rate gate's replies on the shared one. No auto-pipelining: the store gathers concurrent
@@ -120,6 +130,7 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
         webhook: config.webhook,
         retentionMs: config.pipeline.retentionMs,
         logger,
+        errors,
         metrics,
         telemetry: tracer.telemetry,
         ...(options.webhookDeliveries && { deliveries: options.webhookDeliveries }),
@@ -160,7 +171,10 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
     }),
   );
   const workers = new Map(
-    accountList.map((account) => [account.alias, startAccountWorker(account, deps, options)]),
+    accountList.map((account) => [
+      account.alias,
+      startAccountWorker(account, deps, { ...options, errors }),
+    ]),
   );
   logger.info(
     { accounts: accountList.map((a) => a.alias), upstream: new URL(baseUrl).origin },
@@ -178,7 +192,7 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
       webhooks,
       resultsConnection,
       wakeListener,
-    });
+    }).finally(() => ownErrors?.close());
     return closing;
   };
   return { workers, queues, pauses, results, metrics, close };
@@ -212,7 +226,7 @@ function createClients(
 function startAccountWorker(
   account: AccountConfig,
   deps: ProcessorDeps,
-  options: StartWorkersOptions,
+  options: StartWorkersOptions & { readonly errors: RepeatedErrors },
 ): Worker {
   const { config, connection, logger } = options;
   let self: Worker | undefined;
@@ -232,11 +246,12 @@ function startAccountWorker(
         retryDelayMs(attemptsMade, error),
     },
   });
-  // A Redis outage makes each worker connection fail several times a second: one line per outage.
+  // A Redis outage makes each worker connection fail several times a second: one line per
+  // outage. A Redis that refuses (out of memory) fails every loop: one line per interval.
   const outage = outageLog(logger, `worker ${account.alias}`);
   self.on("error", (error) => {
     if (isRedisConnectionError(error)) outage.failed(error);
-    else logger.error({ account: account.alias, err: error.message }, "worker error");
+    else options.errors.report("worker", "worker error", error, { account: account.alias });
   });
   self.on("ready", () => outage.restored());
   // BullMQ does not abort a job whose lock it could not renew; the job's signal tells the

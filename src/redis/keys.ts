@@ -170,6 +170,16 @@ export function webhookEndpointKey(prefix: string): string {
   return `${prefix}:webhook-endpoint`;
 }
 
+/**
+ * What readiness writes to learn that Redis takes writes (a short-lived string): one key on a
+ * single Redis; on a cluster one per account, in the account's slot, so that every master the
+ * accounts' work goes to is tried.
+ */
+export function readyCheckKeys(space: Keyspace, accounts: readonly string[]): string[] {
+  if (!space.cluster) return [`${space.prefix}:ready-check`];
+  return accounts.map((account) => `${space.prefix}:ready-check:${accountTag(space, account)}`);
+}
+
 /** The SCAN pattern of every key under `prefix`. */
 export function everyKeyPattern(prefix: string): string {
   return `${prefix}:*`;

@@ -15,6 +15,7 @@ import {
 } from "../config.js";
 import { listenProblem } from "../listen-url.js";
 import { createLogger, type Logger } from "../logger.js";
+import { countErrors } from "../metrics/error-metrics.js";
 import { createMetricsRegistry } from "../metrics/metrics-registry.js";
 import { type RunningMetricsServer, startMetricsServer } from "../metrics/metrics-server.js";
 import { registerRedisMetrics } from "../metrics/redis-metrics.js";
@@ -25,10 +26,13 @@ import type { Producer } from "../queues/producer.js";
 import { closeRedis } from "../redis/close.js";
 import type { RedisConnection } from "../redis/connection.js";
 import { createRedis } from "../redis/connection.js";
+import { readyCheckKeys } from "../redis/keys.js";
 import { redactUrl } from "../redis/redact-url.js";
+import { RepeatedErrors } from "../redis/repeated-errors.js";
 import { checkRedisSafety } from "../redis/safety.js";
 import { redisSource, type ServiceRedis, serviceRedis } from "../redis/service-redis.js";
 import type { RedisSource } from "../redis/unavailable-error.js";
+import { RedisWriteCheck } from "../redis/write-check.js";
 import type { ResultsStore } from "../results/results-store.js";
 import { type RunningSandbox, startSandbox } from "../sandbox/index.js";
 import { startTracing } from "../tracing/start-tracing.js";
@@ -139,6 +143,8 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     await prepareRedis(connection, config, logger, redis.url);
 
     const registry = createMetricsRegistry(role);
+    const errors = new RepeatedErrors(logger, { count: countErrors(registry) });
+    cleanup.push(["error log", async () => errors.close()]);
     const parts = openParts(config, connection, tracing.tracer);
     cleanup.push(["producer and queues", () => parts.close()]);
     const { producer, results, batches } = parts;
@@ -157,6 +163,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
             queues: parts.queues,
             webhookDeliveries: parts.webhooks,
             tracer: tracing.tracer,
+            errors,
           });
     if (workers) cleanup.push(["workers", () => workers.close()]);
     registerRedisMetrics(registry, {
@@ -179,7 +186,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
       role === "worker"
         ? undefined
         : await startServiceApi(
-            { ...parts, queues, logger, tokens, tracingPlugin: tracing.apiPlugin },
+            { ...parts, queues, logger, errors, tokens, tracingPlugin: tracing.apiPlugin },
             { registry, workers, apiPort: options.apiPort, isShuttingDown: () => shuttingDown },
           );
     if (api) cleanup.push(["api", () => api.close()]);
@@ -332,6 +339,7 @@ async function startServiceApi(
     | "webhooks"
     | "jobs"
     | "tracingPlugin"
+    | "errors"
   > & {
     readonly config: Config;
     readonly connection: RedisConnection;
@@ -345,6 +353,10 @@ async function startServiceApi(
 ): Promise<RunningApi> {
   const { config, logger, connection, tokens, results } = parts;
   const { workers } = runtime;
+  const writes = new RedisWriteCheck(
+    connection,
+    readyCheckKeys(results.keyspace, [...parts.queues.keys()]),
+  );
   if (tokens.length === 0)
     logger.warn(
       "no MONEYQ_API_TOKENS: the API refuses every request but health, readiness and metrics",
@@ -363,20 +375,23 @@ async function startServiceApi(
       tracingPlugin: parts.tracingPlugin,
       registry: runtime.registry,
       logger,
+      errors: parts.errors,
       bodyLimitBytes: config.api.bodyLimitBytes,
       timeouts: {
         requestMs: config.api.requestTimeoutMs,
         headersMs: config.api.headersTimeoutMs,
         idleMs: config.api.idleTimeoutMs,
       },
-      readiness: async () => ({
-        redis: await connection.ping().then(
-          () => true,
-          () => false,
-        ),
-        workers: workers ? [...workers.workers.values()].every((w) => w.isRunning()) : undefined,
-        shuttingDown: runtime.isShuttingDown(),
-      }),
+      readiness: async () => {
+        const written = await writes.check();
+        return {
+          redis: written.ok,
+          ...(!written.ok && { redisProblem: written.code }),
+          workers: workers ? [...workers.workers.values()].every((w) => w.isRunning()) : undefined,
+          shuttingDown: runtime.isShuttingDown(),
+        };
+      },
+      redisStatus: () => connection.status,
     },
     { host: config.api.host, port: runtime.apiPort ?? config.api.port },
   );
