@@ -25,6 +25,9 @@ export const BATCH_STATES = [
 ] as const;
 export type BatchState = (typeof BATCH_STATES)[number];
 
+/** The meta's field set once an approved batch's jobs were all released. */
+const RELEASED_FIELD = "releasedAt";
+
 /** What beginning a submission found (BEGIN_BATCH_SUBMIT). */
 export type BeginOutcome = "reused" | "submitted" | "busy" | "created" | "resumed";
 
@@ -206,6 +209,20 @@ export class BatchStore {
       answer.reason === "own_work" ? "own_batch" : answer.reason,
       answer.state,
     );
+  }
+
+  /**
+   * Records that every job of the approved batch was released (`releasedAt`): an approval
+   * repeated after it releases nothing. Only on a batch that exists.
+   */
+  async markReleased(account: string, batchId: string): Promise<void> {
+    const meta = this.keys(account, batchId).meta;
+    await this.#redis.hsetnx(meta, RELEASED_FIELD, new Date().toISOString());
+  }
+
+  /** Whether every job of the approved batch was released (markReleased). */
+  async released(account: string, batchId: string): Promise<boolean> {
+    return (await this.#redis.hexists(this.keys(account, batchId).meta, RELEASED_FIELD)) === 1;
   }
 
   /** The batch's meta hash as stored ({} when there is none). */

@@ -660,13 +660,29 @@ export class Batches {
    * submitted it), and releases its jobs: at once, or at its `notBefore`.
    */
   async approve(account: string, batchId: string, approver: string): Promise<DecisionReport> {
+    let again = false;
     try {
       await this.#store.decide(account, batchId, "approve", approver);
     } catch (error) {
-      // Approved already, but the release may have stopped half-way (a crash): it is done again.
-      const releasing = await this.#releasing(account, batchId);
-      if (!(error instanceof BatchDecisionError && releasing)) throw error;
+      const release = await this.#releaseState(account, batchId);
+      if (!(error instanceof BatchDecisionError && release !== "none")) throw error;
+      // Approved and released already: nothing to do. A second release would pull forward the
+      // jobs waiting in the delayed set for other reasons (a confirmation lookup, a retry).
+      if (release === "done")
+        return { batchId, jobs: 0, status: await this.status(account, batchId) };
+      again = true;
     }
+    const released = await this.#release(account, batchId, again);
+    await this.#store.markReleased(account, batchId);
+    return { batchId, jobs: released, status: await this.status(account, batchId) };
+  }
+
+  /**
+   * Releases the approved batch's queued jobs: at once, or at its `notBefore`. `again` (the
+   * release of an earlier approval stopped half-way, a crash): only the jobs that never ran a
+   * request, the ones it did not get to; one that ran since waits where it is.
+   */
+  async #release(account: string, batchId: string, again: boolean): Promise<number> {
     const status = await this.status(account, batchId);
     const delayMs = Math.max(0, Date.parse(status.notBefore ?? "") - Date.now() || 0);
     let released = 0;
@@ -678,6 +694,7 @@ export class Batches {
             account,
             jobIdFor(account, line.idempotencyKey as string),
             delayMs,
+            { unlessRun: again },
           ),
         ),
       );
@@ -690,7 +707,7 @@ export class Batches {
       if (pending.length >= SEND_CHUNK) await releaseAll();
     }
     await releaseAll();
-    return { batchId, jobs: released, status: await this.status(account, batchId) };
+    return released;
   }
 
   /**
@@ -703,11 +720,16 @@ export class Batches {
     return { batchId, jobs: report.cancelled, status: report.status };
   }
 
-  /** Whether the batch was approved and may still have jobs to release. */
-  async #releasing(account: string, batchId: string): Promise<boolean> {
+  /**
+   * Where the release of an approved batch stands: `none` (not approved, or finished: nothing
+   * to release), `done` (every job was released), `cut_short` (approved, but the release did
+   * not finish: a crash, or an approval recorded by an earlier release, which kept no mark).
+   */
+  async #releaseState(account: string, batchId: string): Promise<"none" | "done" | "cut_short"> {
     const status = await this.status(account, batchId);
     // Approved, it is past validation and approval: cancellable means not finished yet.
-    return status.approval?.state === "approved" && isCancellable(status.state);
+    if (status.approval?.state !== "approved" || !isCancellable(status.state)) return "none";
+    return (await this.#store.released(account, batchId)) ? "done" : "cut_short";
   }
 
   /** Removes the batch's jobs that no worker holds, recording `ending` as their result. */
