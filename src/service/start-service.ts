@@ -38,6 +38,7 @@ import { type RunningSandbox, startSandbox } from "../sandbox/index.js";
 import { startTracing } from "../tracing/start-tracing.js";
 import { openParts, serviceAccounts } from "./open-parts.js";
 import type { Role } from "./roles.js";
+import { sweepUnsealedBatches } from "./unsealed-sweep.js";
 
 /**
  * The API token of a service whose upstream is the embedded sandbox and which has no
@@ -149,6 +150,8 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     cleanup.push(["producer and queues", () => parts.close()]);
     const { producer, results, batches } = parts;
     const queues = parts.queues.byAccount;
+    const sweep = sweepUnsealedBatches(batches, parts.accounts, { logger, errors });
+    cleanup.push(["sweep of unsealed batches", () => sweep.close()]);
 
     const workers =
       role === "api"
