@@ -2,6 +2,7 @@ import { Readable } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { csvRows } from "../../src/batches/batch-rows.js";
 import { Batches } from "../../src/batches/batches.js";
+import { batchKeys } from "../../src/redis/keys.js";
 import { EventEnvelope } from "../../src/results/event-envelope.js";
 import { JobResult } from "../../src/results/job-result.js";
 import { gate, hookedProducer } from "../helpers/hooks.js";
@@ -75,7 +76,8 @@ describe("an unsealed batch", () => {
     expect((await sentPerKey("seal-held")).filter((n) => n > 0)).toEqual([]);
     const validating = await h.api("GET", "/v1/batches/seal-held");
     expect(validating.body.state).toBe("validating");
-    const held = await h.redis().scard(`${h.config().redisPrefix}:batch-held:alpha:seal-held`);
+    const heldKey = batchKeys(h.space(), "alpha", "seal-held").held;
+    const held = await h.redis().scard(heldKey);
     expect(held).toBeGreaterThan(0);
     second.release();
     expect((await submitting).created).toBe(true);
@@ -84,7 +86,7 @@ describe("an unsealed batch", () => {
     // The held jobs were released by the seal, not by their hold running out at resumeBy.
     expect(Date.parse(done.body.finishedAt)).toBeLessThan(Date.parse(validating.body.resumeBy));
     expect(await sentPerKey("seal-held")).toEqual(Array(150).fill(1));
-    expect(await h.redis().exists(`${h.config().redisPrefix}:batch-held:alpha:seal-held`)).toBe(0);
+    expect(await h.redis().exists(heldKey)).toBe(0);
   });
 
   it("whose submission failed says so, and the same file resumes and seals it", async () => {
