@@ -312,27 +312,10 @@ export class Batches {
     const approval = approvalNeeded(this.#options.approvals?.get(account), totalsOf(totals));
     const now = Date.now();
     const meta = {
-      id: batchId,
-      account,
-      kind,
-      state: "validating",
-      rows,
-      digest,
-      createdAt: new Date(now).toISOString(),
-      done: 0,
+      ...{ id: batchId, account, kind, state: "validating", rows, digest },
+      ...{ createdAt: new Date(now).toISOString(), done: 0, ...countFields(counts()), ...totals },
+      ...holdFields(options.submittedBy, notBeforeMs, approval?.expiresAfterMs, approval, now),
       ...Object.fromEntries(RESULT_KINDS.map((k) => [`n:${k}`, 0])),
-      ...countFields(counts()),
-      ...totals,
-      ...(options.submittedBy !== undefined && { submittedBy: options.submittedBy }),
-      ...(notBeforeMs !== undefined && {
-        notBefore: new Date(notBeforeMs).toISOString(),
-        notBeforeMs,
-      }),
-      ...(approval && { approval: "pending" }),
-      ...(approval?.expiresAfterMs !== undefined && {
-        approvalExpiresMs: now + approval.expiresAfterMs,
-        approvalExpiresAt: new Date(now + approval.expiresAfterMs).toISOString(),
-      }),
     };
     // Held jobs wait in BullMQ's delayed set; the gate holds any that comes up early.
     const delayMs = approval
@@ -343,12 +326,7 @@ export class Batches {
       const status = await this.status(account, batchId);
       return { batchId, dryRun: false, created: false, ...counts(), issues, status };
     }
-    const lease = new SubmissionLease(
-      this.#redis,
-      { lease: keys.submitting, meta: keys.meta },
-      token,
-      this.#leaseMs,
-    );
+    const lease = new SubmissionLease(this.#redis, leaseKeys(keys), token, this.#leaseMs);
     try {
       if (begun === "resumed") await this.#redis.hset(keys.meta, countFields(counts()));
       const raced = await this.#claim(account, batchId, held, valid);
@@ -376,22 +354,23 @@ export class Batches {
         valid = valid.filter((i) => !rowsRefused.has(held.row(i)));
         issues.sort((a, b) => a.row - b.row);
       }
-      const queued = await this.#store.queued(account, batchId, token);
-      if (queued === "lost") throw new BatchSubmissionBusyError(batchId, "taken_over");
-      await this.#unsealed.releaseHeld(account, batchId, queued);
-      // Accepted only once a failover would keep the batch (claims, rows, jobs, state).
-      await this.#replicas.ensure(account);
+      await this.#seal(account, batchId, token);
     } finally {
       await lease.release();
     }
-    return {
-      batchId,
-      dryRun: false,
-      created: true,
-      ...counts(),
-      issues,
-      status: await this.status(account, batchId),
-    };
+    const status = await this.status(account, batchId);
+    return { batchId, dryRun: false, created: true, ...counts(), issues, status };
+  }
+
+  /**
+   * Ends validation (BatchStore.queued), sealing the batch, and releases the jobs the gate held
+   * meanwhile; answers once a failover would keep the batch (claims, rows, jobs, state).
+   */
+  async #seal(account: string, batchId: string, token: string): Promise<void> {
+    const queued = await this.#store.queued(account, batchId, token);
+    if (queued === "lost") throw new BatchSubmissionBusyError(batchId, "taken_over");
+    await this.#unsealed.releaseHeld(account, batchId, queued);
+    await this.#replicas.ensure(account);
   }
 
   get #leaseMs(): number {
@@ -970,6 +949,33 @@ function approvalOf(meta: Readonly<Record<string, string>>): BatchStatus["approv
     expiresAt: meta.approvalExpiresAt,
     decidedBy: meta.approvedBy ?? meta.rejectedBy,
     decidedAt: meta.approvedAt ?? meta.rejectedAt,
+  };
+}
+
+/** The keys of a batch's submission lease: its own, and the meta its renewal moves `sealBy` in. */
+function leaseKeys(keys: { readonly submitting: string; readonly meta: string }) {
+  return { lease: keys.submitting, meta: keys.meta };
+}
+
+/** The meta fields of who submitted a batch and what holds it: its `notBefore`, its approval. */
+function holdFields(
+  submittedBy: string | undefined,
+  notBeforeMs: number | undefined,
+  expiresAfterMs: number | undefined,
+  approval: object | undefined,
+  now: number,
+): Record<string, string | number> {
+  return {
+    ...(submittedBy !== undefined && { submittedBy }),
+    ...(notBeforeMs !== undefined && {
+      notBefore: new Date(notBeforeMs).toISOString(),
+      notBeforeMs,
+    }),
+    ...(approval && { approval: "pending" }),
+    ...(expiresAfterMs !== undefined && {
+      approvalExpiresMs: now + expiresAfterMs,
+      approvalExpiresAt: new Date(now + expiresAfterMs).toISOString(),
+    }),
   };
 }
 

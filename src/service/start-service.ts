@@ -36,7 +36,7 @@ import { RedisWriteCheck } from "../redis/write-check.js";
 import type { ResultsStore } from "../results/results-store.js";
 import { type RunningSandbox, startSandbox } from "../sandbox/index.js";
 import { startTracing } from "../tracing/start-tracing.js";
-import { openParts, serviceAccounts } from "./open-parts.js";
+import { openParts, type SharedParts, serviceAccounts } from "./open-parts.js";
 import type { Role } from "./roles.js";
 import { sweepUnsealedBatches } from "./unsealed-sweep.js";
 
@@ -148,8 +148,8 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     cleanup.push(["error log", async () => errors.close()]);
     const parts = openParts(config, connection, tracing.tracer);
     cleanup.push(["producer and queues", () => parts.close()]);
-    const { producer, results, batches } = parts;
     const queues = parts.queues.byAccount;
+    const { producer, results, batches } = parts;
     const sweep = sweepUnsealedBatches(batches, parts.accounts, { logger, errors });
     cleanup.push(["sweep of unsealed batches", () => sweep.close()]);
 
@@ -169,18 +169,12 @@ export async function startService(options: ServiceOptions): Promise<Service> {
             errors,
           });
     if (workers) cleanup.push(["workers", () => workers.close()]);
-    registerRedisMetrics(registry, {
-      connection,
-      prefix: config.redisPrefix,
-      queues,
-      pauses: parts.pauses,
-      resultsStreams: results.streamKeys([...queues.keys()]),
-      cacheMs: config.metrics.cacheMs,
-    });
-    const metricsServer =
-      role === "worker"
-        ? await startWorkerMetrics(registry, config, logger, options.metricsPort)
-        : undefined;
+    const metricsServer = await serveMetrics(
+      role,
+      registry,
+      { logger, connection, parts },
+      options,
+    );
     if (metricsServer) cleanup.push(["metrics server", () => metricsServer.close()]);
 
     const tokens = config.api.tokens.length === 0 && embedded ? [devToken()] : config.api.tokens;
@@ -400,6 +394,34 @@ async function startServiceApi(
   );
   logger.info({ api: api.url }, `API listening on ${api.url} (metrics at ${api.url}/metrics)`);
   return api;
+}
+
+/**
+ * The readings of Redis every process reports, and a worker-only process's metrics server (one
+ * with the API serves /metrics there).
+ */
+async function serveMetrics(
+  role: Role,
+  registry: Registry,
+  on: {
+    readonly logger: Logger;
+    readonly connection: RedisConnection;
+    readonly parts: SharedParts;
+  },
+  options: ServiceOptions,
+): Promise<RunningMetricsServer | undefined> {
+  const { config } = options;
+  const queues = on.parts.queues.byAccount;
+  registerRedisMetrics(registry, {
+    connection: on.connection,
+    prefix: config.redisPrefix,
+    queues,
+    pauses: on.parts.pauses,
+    resultsStreams: on.parts.results.streamKeys([...queues.keys()]),
+    cacheMs: config.metrics.cacheMs,
+  });
+  if (role !== "worker") return undefined;
+  return startWorkerMetrics(registry, config, on.logger, options.metricsPort);
 }
 
 /** The metrics port of a worker-only process (one with the API serves /metrics there). */
