@@ -2,7 +2,7 @@ import { statSync } from "node:fs";
 import ipaddr from "ipaddr.js";
 import { z } from "zod";
 import { toFieldIssues } from "./contract/field-issues.js";
-import { allowedRangeProblem } from "./net/address-guard.js";
+import { allowedRangeProblem, blockedWebhookHost } from "./net/address-guard.js";
 import { isClusterUrl, parseClusterUrl } from "./net/redis-url.js";
 import { loadProviderProfile } from "./provider/load-profile.js";
 import { DEFAULT_PROVIDER_PROFILE, type ProviderProfile } from "./provider/profile.js";
@@ -646,9 +646,25 @@ function readWebhook(read: EnvReader): WebhookConfig | undefined {
     read.text("MONEYQ_WEBHOOK_ALLOW_PRIVATE"),
     read.issues,
   );
+  const urlProblem =
+    webhookUrl === undefined ? undefined : webhookUrlProblem(webhookUrl, allowedRanges);
+  if (urlProblem !== undefined)
+    read.issues.push({ variable: "MONEYQ_WEBHOOK_URL", rule: urlProblem });
   return webhookUrl !== undefined && webhookSecret !== undefined
     ? webhookConfig(webhookUrl, webhookSecret, allowedRanges)
     : undefined;
+}
+
+/**
+ * What the webhooks would refuse at their start, refused here instead, before anything connects:
+ * a URL that does not parse, or whose host is an address the address guard blocks (a host name
+ * is judged when each delivery resolves it).
+ */
+function webhookUrlProblem(url: string, allowedRanges: readonly string[]): string | undefined {
+  if (!URL.canParse(url)) return "must be an http(s) URL";
+  const blocked = blockedWebhookHost(url, allowedRanges);
+  if (blocked === undefined) return undefined;
+  return `${blocked}: webhooks go only to public addresses, unless MONEYQ_WEBHOOK_ALLOW_PRIVATE lists its range (local development)`;
 }
 
 /** PAYMENTS_API_KEY's account and MONEYQ_ACCOUNTS', checked together and against the profile. */

@@ -1,4 +1,5 @@
 import type { Server } from "node:http";
+import { createServer } from "node:net";
 import type { FastifyInstance } from "fastify";
 
 /** The address a client on this host uses to reach a server listening on `host:port`. */
@@ -34,4 +35,40 @@ export async function listenApp(
       return closed;
     },
   };
+}
+
+/** Why a server could not listen on `host:port`: which of the two is wrong, and the rule. */
+export interface ListenProblem {
+  readonly part: "host" | "port";
+  readonly rule: string;
+}
+
+/**
+ * Listens on `host:port` and closes again at once: what would stop the server from listening
+ * there (the port in use, a host that is not this machine's), found before anything else starts.
+ * Undefined when it can listen.
+ */
+export function listenProblem(host: string, port: number): Promise<ListenProblem | undefined> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once("error", (error: NodeJS.ErrnoException) => resolve(problemOf(error, host, port)));
+    server.listen({ host, port, exclusive: true }, () => server.close(() => resolve(undefined)));
+  });
+}
+
+function problemOf(error: NodeJS.ErrnoException, host: string, port: number): ListenProblem {
+  const where = `${host}:${port}`;
+  switch (error.code) {
+    case "EADDRINUSE":
+      return { part: "port", rule: `${where} is in use by another process` };
+    case "EACCES":
+      return { part: "port", rule: `listening on ${where} is not permitted to this user` };
+    case "EADDRNOTAVAIL":
+      return { part: "host", rule: `${host} is not an address of this machine` };
+    case "ENOTFOUND":
+    case "EAI_AGAIN":
+      return { part: "host", rule: `${host} does not resolve to an address` };
+    default:
+      return { part: "host", rule: `cannot listen on ${where} (${error.code ?? error.message})` };
+  }
 }

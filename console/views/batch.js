@@ -6,7 +6,14 @@ import { progressBar, stateBadge, totalsTable } from "./parts.js";
 
 const POLL_MS = 1_000;
 const ENDED = ["completed", "completed_with_failures", "cancelled"];
-const CANCELLABLE = ["validating", "awaiting_approval", "scheduled", "queued", "running"];
+const CANCELLABLE = [
+  "validating",
+  "submission_failed",
+  "awaiting_approval",
+  "scheduled",
+  "queued",
+  "running",
+];
 const UNSUCCESSFUL = "failed,rejected,cancelled,needs_reconciliation,invalid,duplicate";
 /** Rows not succeeded shown on the page; the report has them all. */
 const SHOWN_ROWS = 500;

@@ -5,6 +5,7 @@ import { accountSelect, field, progressBar, stateBadge, totalsLine } from "./par
 
 const STATES = [
   "validating",
+  "submission_failed",
   "awaiting_approval",
   "scheduled",
   "queued",

@@ -4,6 +4,7 @@ import { z } from "zod";
 import { BatchNotFoundError } from "../batches/batch-errors.js";
 import type { Permission } from "../config.js";
 import { validate } from "../contract/field-issues.js";
+import { RedisDownError, redisTroubleOf } from "../redis/refusals.js";
 import { NotReplicatedError } from "../redis/replica-waits.js";
 import type { ApiDeps } from "./api-deps.js";
 import { ApiError, invalidRequest } from "./api-error.js";
@@ -167,6 +168,9 @@ function authenticateFirst(spec: RouteSpec, deps: ApiDeps) {
       reply.header("connection", "close");
       throw error;
     }
+    // Every route behind a token reads or writes Redis: with no connection, it would wait.
+    const status = deps.redisStatus?.();
+    if (status !== undefined && status !== "ready") throw new RedisDownError(status);
   };
 }
 
@@ -224,24 +228,39 @@ function errorHandler(deps: ApiDeps) {
       return reply
         .code(404)
         .send(new ApiError(404, "not_found", `batch ${error.batchId} not found`).body());
-    // Nothing lost yet, nothing to resend blindly: the same request again is safe.
-    if (error instanceof NotReplicatedError)
+    // Redis refused or could not be reached: nothing was accepted that a retry would repeat
+    // (a job's key finds its job; a batch resumes), so the same request again is safe.
+    const trouble = redisTroubleOf(error);
+    if (trouble) {
+      logError(deps, "API request refused: Redis is in trouble", error, request);
+      const message =
+        error instanceof NotReplicatedError
+          ? error.message
+          : `${trouble.reason}; nothing was done that the same request would repeat: send it again after ${trouble.retryAfterSeconds} s`;
       return reply
         .code(503)
-        .header("retry-after", "1")
-        .send(new ApiError(503, error.code, error.message).body());
+        .header("retry-after", String(trouble.retryAfterSeconds))
+        .send(new ApiError(503, trouble.code, message).body());
+    }
     const framework = frameworkError(error, request);
     if (framework) {
       if (framework.status === 413) reply.header("connection", "close");
       return reply.code(framework.status).send(framework.body());
     }
-    deps.logger.error({ err: error.message, url: request.url }, "API request failed");
+    logError(deps, "API request failed", error, request);
     return reply
       .code(500)
       .send(
         new ApiError(500, "internal_error", "internal error; the service log has details").body(),
       );
   };
+}
+
+/** Logs a request's error; a run of the same one (Redis refusing every request) once per interval. */
+function logError(deps: ApiDeps, msg: string, error: Error, request: FastifyRequest): void {
+  const fields = { url: request.url };
+  if (deps.errors) deps.errors.report("api", msg, error, fields);
+  else deps.logger.error({ ...fields, err: error.message }, msg);
 }
 
 /** A framework error (415, 413, 408, a bad body, any other 4xx) as moneyq's ApiError. */

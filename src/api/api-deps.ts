@@ -8,12 +8,17 @@ import type { AccountPauses } from "../queues/account-pauses.js";
 import type { DeadLetters } from "../queues/dead-letters.js";
 import type { JobControls } from "../queues/job-controls.js";
 import type { Producer } from "../queues/producer.js";
+import type { RedisTroubleCode } from "../redis/refusals.js";
+import type { RepeatedErrors } from "../redis/repeated-errors.js";
 import type { ResultsStore } from "../results/results-store.js";
 import type { WebhookDeliveries } from "../webhooks/webhook-deliveries.js";
 
 /** What /readyz reports. */
 export interface Readiness {
+  /** Redis took a write (readiness writes a short-lived key, at most once a second). */
   readonly redis: boolean;
+  /** Why it did not, when it did not. */
+  readonly redisProblem?: RedisTroubleCode | undefined;
   /** Undefined in an API-only process, which runs no workers. */
   readonly workers: boolean | undefined;
   readonly shuttingDown: boolean;
@@ -35,6 +40,8 @@ export interface ApiDeps {
   readonly jobs: JobControls;
   readonly registry: Registry;
   readonly logger: Logger;
+  /** Where a run of the same error is logged once per interval; else every error is logged. */
+  readonly errors?: RepeatedErrors | undefined;
   /** Largest batch upload; every other route takes at most JOB_BODY_LIMIT_BYTES. */
   readonly bodyLimitBytes: number;
   /** Request, header and idle timeouts (config.api); defaults when left out. */
@@ -44,6 +51,12 @@ export interface ApiDeps {
     readonly idleMs: number;
   };
   readiness(): Promise<Readiness>;
+  /**
+   * The state of the connection to Redis (ioredis's `status`): a request that needs Redis while
+   * it is not `ready` is answered 503 at once, instead of waiting for a reconnect. Left out: the
+   * request goes on.
+   */
+  readonly redisStatus?: () => string;
   /** A span per request (@fastify/otel), when tracing is on. */
   readonly tracingPlugin?: FastifyPluginCallback | undefined;
 }

@@ -1,6 +1,13 @@
 import { type Decision, type EventsTarget, WorkHolds } from "../queues/work-holds.js";
 import type { RedisConnection } from "../redis/connection.js";
-import { batchIndexKey, batchKeys, type Keyspace, keyspace } from "../redis/keys.js";
+import {
+  batchIndexKey,
+  batchKeys,
+  type Keyspace,
+  keyspace,
+  unsealedBatchesKey,
+} from "../redis/keys.js";
+import { ABANDON_SUBMISSION } from "../redis/scripts/abandon-submission.js";
 import { BATCH_QUEUED } from "../redis/scripts/batch-queued.js";
 import { BEGIN_BATCH_SUBMIT } from "../redis/scripts/begin-batch-submit.js";
 import { CANCEL_BATCH } from "../redis/scripts/cancel-batch.js";
@@ -15,6 +22,7 @@ import {
 
 export const BATCH_STATES = [
   "validating",
+  "submission_failed",
   "awaiting_approval",
   "scheduled",
   "queued",
@@ -24,6 +32,9 @@ export const BATCH_STATES = [
   "cancelled",
 ] as const;
 export type BatchState = (typeof BATCH_STATES)[number];
+
+/** The meta's field set once an approved batch's jobs were all released. */
+const RELEASED_FIELD = "releasedAt";
 
 /** What beginning a submission found (BEGIN_BATCH_SUBMIT). */
 export type BeginOutcome = "reused" | "submitted" | "busy" | "created" | "resumed";
@@ -38,6 +49,7 @@ type BatchRedis = RedisConnection & {
     meta: string,
     lease: string,
     index: string,
+    unsealed: string,
     token: string,
     ms: string,
     digest: string,
@@ -55,8 +67,17 @@ type BatchRedis = RedisConnection & {
     key: string,
     lease: string,
     stream: string,
+    unsealed: string,
     now: string,
     token: string,
+    maxLen: string,
+    batchId: string,
+  ): Promise<string>;
+  moneyqAbandonSubmission(
+    key: string,
+    lease: string,
+    stream: string,
+    now: string,
     maxLen: string,
   ): Promise<string>;
   moneyqCancelBatch(
@@ -70,7 +91,10 @@ type BatchRedis = RedisConnection & {
 /**
  * The state of each batch, in its meta hash, and the moves between states:
  *
- * - `validating`: written when a submission begins (`begin`), while it enqueues the rows;
+ * - `validating`: written when a submission begins (`begin`), while it enqueues the rows. Until
+ *   the submission seals it (`queued`), the rate gate holds its jobs; reported as
+ *   `submission_failed` (never stored) while no submission holds its lease, and cancelled
+ *   (`abandon`, reason `submission_abandoned`) once its `sealBy` has passed so;
  * - `awaiting_approval`: every accepted row enqueued, held until the batch is approved
  *   (`queued`; then `decide`: approved, rejected, or its approval expired);
  * - `scheduled`: every accepted row enqueued, held until its `notBefore` (`queued`, `decide`);
@@ -94,7 +118,14 @@ export class BatchStore {
   readonly #holds: WorkHolds;
 
   constructor(redis: RedisConnection, prefix: string, events: EventsTarget) {
-    defineScripts(redis, BEGIN_BATCH_SUBMIT, SET_BATCH_ROWS, BATCH_QUEUED, CANCEL_BATCH);
+    defineScripts(
+      redis,
+      BEGIN_BATCH_SUBMIT,
+      SET_BATCH_ROWS,
+      BATCH_QUEUED,
+      CANCEL_BATCH,
+      ABANDON_SUBMISSION,
+    );
     this.#redis = redis as BatchRedis;
     this.keyspace = keyspace(prefix, redis.isCluster);
     this.#events = events;
@@ -122,6 +153,7 @@ export class BatchStore {
       keys.meta,
       keys.submitting,
       batchIndexKey(this.keyspace, account),
+      unsealedBatchesKey(this.keyspace, account),
       lease.token,
       String(lease.ms),
       digest,
@@ -156,10 +188,45 @@ export class BatchStore {
       keys.meta,
       keys.submitting,
       this.#events.streamKey(account),
+      unsealedBatchesKey(this.keyspace, account),
       now,
       token,
       String(this.#events.maxLen),
+      batchId,
     )) as BatchState | "lost";
+  }
+
+  /**
+   * Cancels the batch if its submission was abandoned (ABANDON_SUBMISSION); answers
+   * `abandoned`, or why not.
+   */
+  async abandon(
+    account: string,
+    batchId: string,
+  ): Promise<"abandoned" | "missing" | "sealed" | "live" | "not_due"> {
+    const keys = this.keys(account, batchId);
+    return (await this.#redis.moneyqAbandonSubmission(
+      keys.meta,
+      keys.submitting,
+      this.#events.streamKey(account),
+      new Date().toISOString(),
+      String(this.#events.maxLen),
+    )) as "abandoned" | "missing" | "sealed" | "live" | "not_due";
+  }
+
+  /** The account's unsealed batches (BEGIN_BATCH_SUBMIT adds them), oldest first, `count` at most. */
+  unsealed(account: string, count: number): Promise<string[]> {
+    return this.#redis.zrange(unsealedBatchesKey(this.keyspace, account), 0, count - 1);
+  }
+
+  /** Takes the batch out of its account's unsealed batches: sealed, or cancelled and cleared. */
+  async forgetUnsealed(account: string, batchId: string): Promise<void> {
+    await this.#redis.zrem(unsealedBatchesKey(this.keyspace, account), batchId);
+  }
+
+  /** Whether a submission holds the batch's lease. */
+  async leaseHeld(account: string, batchId: string): Promise<boolean> {
+    return (await this.#redis.exists(this.keys(account, batchId).submitting)) === 1;
   }
 
   /**
@@ -206,6 +273,20 @@ export class BatchStore {
       answer.reason === "own_work" ? "own_batch" : answer.reason,
       answer.state,
     );
+  }
+
+  /**
+   * Records that every job of the approved batch was released (`releasedAt`): an approval
+   * repeated after it releases nothing. Only on a batch that exists.
+   */
+  async markReleased(account: string, batchId: string): Promise<void> {
+    const meta = this.keys(account, batchId).meta;
+    await this.#redis.hsetnx(meta, RELEASED_FIELD, new Date().toISOString());
+  }
+
+  /** Whether every job of the approved batch was released (markReleased). */
+  async released(account: string, batchId: string): Promise<boolean> {
+    return (await this.#redis.hexists(this.keys(account, batchId).meta, RELEASED_FIELD)) === 1;
   }
 
   /** The batch's meta hash as stored ({} when there is none). */

@@ -40,7 +40,9 @@ import {
 import { HeldRows } from "./held-rows.js";
 import { KEY_REUSED, keyReuseIssue, keyReuseIssues } from "./key-reuse.js";
 import { columnOf, rowInput } from "./row-input.js";
+import { rowResult } from "./row-result.js";
 import { SubmissionLease } from "./submission-lease.js";
+import { type Cleared, UnsealedBatches } from "./unsealed-batches.js";
 
 export interface BatchStatus {
   readonly batchId: string;
@@ -49,7 +51,11 @@ export interface BatchStatus {
   readonly state: BatchState;
   /** Rows in the file. */
   readonly rows: number;
-  /** Rows enqueued; the others were invalid or duplicates (accepted with allowPartial). */
+  /**
+   * Rows enqueued; the others were invalid or duplicates (accepted with allowPartial). While
+   * `validating`, every row the submission is enqueueing; `submission_failed`, the rows it
+   * enqueued before it stopped.
+   */
   readonly accepted: number;
   readonly invalid: number;
   readonly duplicates: number;
@@ -72,6 +78,12 @@ export interface BatchStatus {
   readonly notBefore: string | undefined;
   /** The token (or `cli`) that submitted it. */
   readonly submittedBy: string | undefined;
+  /**
+   * While unsealed (`validating`, `submission_failed`): the instant after which the batch, if
+   * no submission holds it then, is cancelled (`submission_abandoned`). Resubmit the same
+   * file before it to resume the submission.
+   */
+  readonly resumeBy: string | undefined;
   /** Its approval, when its account's policy asked for one. */
   readonly approval:
     | {
@@ -219,6 +231,7 @@ export class Batches {
   readonly #store: BatchStore;
   readonly #index: BatchIndex;
   readonly #replicas: ReplicaWaits;
+  readonly #unsealed: UnsealedBatches;
 
   constructor(options: BatchesOptions) {
     const redis = options.connection;
@@ -228,6 +241,23 @@ export class Batches {
     this.#store = new BatchStore(redis, options.prefix, options.results);
     this.#index = new BatchIndex(redis, options.prefix);
     this.#replicas = new ReplicaWaits(redis, keyspace(options.prefix, redis.isCluster));
+    this.#unsealed = new UnsealedBatches({
+      connection: redis,
+      store: this.#store,
+      producer: options.producer,
+      results: options.results,
+      leaseMs: this.#leaseMs,
+      lines: (account, batchId) => this.#allLines(account, batchId),
+    });
+  }
+
+  /**
+   * Cancels the batches of `accounts` whose submission stopped and was not resumed before
+   * their `sealBy`, and gives each row its `cancelled` result (docs/batches.md, "When a
+   * submission fails"). Every moneyq process runs it now and then; answers how many it cleared.
+   */
+  sweepUnsealed(accounts: readonly string[]): Promise<number> {
+    return this.#unsealed.sweep(accounts);
   }
 
   /**
@@ -282,27 +312,10 @@ export class Batches {
     const approval = approvalNeeded(this.#options.approvals?.get(account), totalsOf(totals));
     const now = Date.now();
     const meta = {
-      id: batchId,
-      account,
-      kind,
-      state: "validating",
-      rows,
-      digest,
-      createdAt: new Date(now).toISOString(),
-      done: 0,
+      ...{ id: batchId, account, kind, state: "validating", rows, digest },
+      ...{ createdAt: new Date(now).toISOString(), done: 0, ...countFields(counts()), ...totals },
+      ...holdFields(options.submittedBy, notBeforeMs, approval?.expiresAfterMs, approval, now),
       ...Object.fromEntries(RESULT_KINDS.map((k) => [`n:${k}`, 0])),
-      ...countFields(counts()),
-      ...totals,
-      ...(options.submittedBy !== undefined && { submittedBy: options.submittedBy }),
-      ...(notBeforeMs !== undefined && {
-        notBefore: new Date(notBeforeMs).toISOString(),
-        notBeforeMs,
-      }),
-      ...(approval && { approval: "pending" }),
-      ...(approval?.expiresAfterMs !== undefined && {
-        approvalExpiresMs: now + approval.expiresAfterMs,
-        approvalExpiresAt: new Date(now + approval.expiresAfterMs).toISOString(),
-      }),
     };
     // Held jobs wait in BullMQ's delayed set; the gate holds any that comes up early.
     const delayMs = approval
@@ -313,7 +326,7 @@ export class Batches {
       const status = await this.status(account, batchId);
       return { batchId, dryRun: false, created: false, ...counts(), issues, status };
     }
-    const lease = new SubmissionLease(this.#redis, keys.submitting, token, this.#leaseMs);
+    const lease = new SubmissionLease(this.#redis, leaseKeys(keys), token, this.#leaseMs);
     try {
       if (begun === "resumed") await this.#redis.hset(keys.meta, countFields(counts()));
       const raced = await this.#claim(account, batchId, held, valid);
@@ -341,21 +354,23 @@ export class Batches {
         valid = valid.filter((i) => !rowsRefused.has(held.row(i)));
         issues.sort((a, b) => a.row - b.row);
       }
-      const queued = await this.#store.queued(account, batchId, token);
-      if (queued === "lost") throw new BatchSubmissionBusyError(batchId, "taken_over");
-      // Accepted only once a failover would keep the batch (claims, rows, jobs, state).
-      await this.#replicas.ensure(account);
+      await this.#seal(account, batchId, token);
     } finally {
       await lease.release();
     }
-    return {
-      batchId,
-      dryRun: false,
-      created: true,
-      ...counts(),
-      issues,
-      status: await this.status(account, batchId),
-    };
+    const status = await this.status(account, batchId);
+    return { batchId, dryRun: false, created: true, ...counts(), issues, status };
+  }
+
+  /**
+   * Ends validation (BatchStore.queued), sealing the batch, and releases the jobs the gate held
+   * meanwhile; answers once a failover would keep the batch (claims, rows, jobs, state).
+   */
+  async #seal(account: string, batchId: string, token: string): Promise<void> {
+    const queued = await this.#store.queued(account, batchId, token);
+    if (queued === "lost") throw new BatchSubmissionBusyError(batchId, "taken_over");
+    await this.#unsealed.releaseHeld(account, batchId, queued);
+    await this.#replicas.ensure(account);
   }
 
   get #leaseMs(): number {
@@ -542,7 +557,14 @@ export class Batches {
     const meta = await this.#store.meta(account, batchId);
     if (meta.id === undefined) throw new BatchNotFoundError(batchId);
     const n = (field: string) => Number(meta[field] ?? 0);
-    const accepted = n("accepted");
+    let state = meta.state as BatchState;
+    let accepted = n("accepted");
+    // Validating with no submission holding it: the submission stopped (failed, or its
+    // process died). Its rows enqueued so far are those whose job exists.
+    if (state === "validating" && !(await this.#store.leaseHeld(account, batchId))) {
+      state = "submission_failed";
+      accepted = (await this.#unsealed.enqueuedRows(account, batchId)).enqueued.length;
+    }
     const finished = n("done");
     const createdAt = meta.createdAt as string;
     const end = meta.finishedAt ? Date.parse(meta.finishedAt) : Date.now();
@@ -550,7 +572,7 @@ export class Batches {
       batchId,
       account: meta.account as string,
       kind: meta.kind as BatchKind,
-      state: meta.state as BatchState,
+      state,
       rows: n("rows"),
       accepted,
       invalid: n("invalid"),
@@ -570,6 +592,10 @@ export class Batches {
       totals: totalsOf(meta),
       notBefore: meta.notBefore,
       submittedBy: meta.submittedBy,
+      resumeBy:
+        meta.sealBy !== undefined && (state === "validating" || state === "submission_failed")
+          ? new Date(Number(meta.sealBy)).toISOString()
+          : undefined,
       approval: approvalOf(meta),
     };
   }
@@ -583,7 +609,11 @@ export class Batches {
     states: readonly BatchState[],
     limit: number,
   ): Promise<{ batches: BatchStatus[]; more: boolean }> {
-    const page = await this.#index.list(accounts, states, limit);
+    // `submission_failed` is reported, never stored: such a batch is stored as validating.
+    const stored = states.includes("submission_failed")
+      ? [...states, "validating" as const]
+      : states;
+    const page = await this.#index.list(accounts, stored, limit);
     const statuses = await Promise.all(
       page.batches.map((b) =>
         this.status(b.account, b.batchId).catch((error: unknown) => {
@@ -593,7 +623,10 @@ export class Batches {
         }),
       ),
     );
-    return { batches: statuses.filter((s) => s !== undefined), more: page.more };
+    const batches = statuses.filter(
+      (s) => s !== undefined && (states.length === 0 || states.includes(s.state)),
+    ) as BatchStatus[];
+    return { batches, more: page.more };
   }
 
   /**
@@ -632,6 +665,12 @@ export class Batches {
     return this.#reportLines(account, batchId, rows);
   }
 
+  /** Every report line of the batch, its row count read from its meta (not its status). */
+  async *#allLines(account: string, batchId: string): AsyncGenerator<ReportLine> {
+    const rows = Number(await this.#redis.hget(this.#store.keys(account, batchId).meta, "rows"));
+    yield* this.#reportLines(account, batchId, rows || 0);
+  }
+
   async *#reportLines(account: string, batchId: string, rows: number): AsyncGenerator<ReportLine> {
     const key = this.#store.keys(account, batchId).rows;
     for (let start = 1; start <= rows; start += CHUNK) {
@@ -648,11 +687,32 @@ export class Batches {
    * waiting and delayed jobs, and records `cancelled` as their result.
    */
   async cancel(account: string, batchId: string): Promise<CancelReport> {
-    await this.#store.cancel(account, batchId);
-    const report = await this.#cancelJobs(account, batchId, CANCELLED_BY.batch.cancelled);
+    const before = await this.#store.cancel(account, batchId);
+    const unsealed =
+      before === "validating" && (await this.#store.meta(account, batchId)).sealBy !== undefined;
+    const report = unsealed
+      ? await this.#cancelUnsealed(account, batchId)
+      : await this.#cancelJobs(account, batchId, CANCELLED_BY.batch.cancelled);
     // Reported cancelled only once a failover would keep it so: a lost cancel would pay.
     await this.#replicas.ensure(account);
     return report;
+  }
+
+  /**
+   * A batch cancelled before its submission sealed it: cleared as an abandoned one is, none of
+   * its jobs having been sent. While a submission still holds it, its rows end as their jobs
+   * come up (or the sweep clears it).
+   */
+  async #cancelUnsealed(account: string, batchId: string): Promise<CancelReport> {
+    const cleared: Cleared | undefined = await this.#unsealed.clear(account, batchId);
+    const status = await this.status(account, batchId);
+    return {
+      batchId,
+      cancelled: cleared?.cancelled ?? 0,
+      inFlight: cleared?.inFlight ?? status.accepted - status.finished,
+      finished: 0,
+      status,
+    };
   }
 
   /**
@@ -660,13 +720,29 @@ export class Batches {
    * submitted it), and releases its jobs: at once, or at its `notBefore`.
    */
   async approve(account: string, batchId: string, approver: string): Promise<DecisionReport> {
+    let again = false;
     try {
       await this.#store.decide(account, batchId, "approve", approver);
     } catch (error) {
-      // Approved already, but the release may have stopped half-way (a crash): it is done again.
-      const releasing = await this.#releasing(account, batchId);
-      if (!(error instanceof BatchDecisionError && releasing)) throw error;
+      const release = await this.#releaseState(account, batchId);
+      if (!(error instanceof BatchDecisionError && release !== "none")) throw error;
+      // Approved and released already: nothing to do. A second release would pull forward the
+      // jobs waiting in the delayed set for other reasons (a confirmation lookup, a retry).
+      if (release === "done")
+        return { batchId, jobs: 0, status: await this.status(account, batchId) };
+      again = true;
     }
+    const released = await this.#release(account, batchId, again);
+    await this.#store.markReleased(account, batchId);
+    return { batchId, jobs: released, status: await this.status(account, batchId) };
+  }
+
+  /**
+   * Releases the approved batch's queued jobs: at once, or at its `notBefore`. `again` (the
+   * release of an earlier approval stopped half-way, a crash): only the jobs that never ran a
+   * request, the ones it did not get to; one that ran since waits where it is.
+   */
+  async #release(account: string, batchId: string, again: boolean): Promise<number> {
     const status = await this.status(account, batchId);
     const delayMs = Math.max(0, Date.parse(status.notBefore ?? "") - Date.now() || 0);
     let released = 0;
@@ -678,6 +754,7 @@ export class Batches {
             account,
             jobIdFor(account, line.idempotencyKey as string),
             delayMs,
+            { unlessRun: again },
           ),
         ),
       );
@@ -690,7 +767,7 @@ export class Batches {
       if (pending.length >= SEND_CHUNK) await releaseAll();
     }
     await releaseAll();
-    return { batchId, jobs: released, status: await this.status(account, batchId) };
+    return released;
   }
 
   /**
@@ -703,11 +780,16 @@ export class Batches {
     return { batchId, jobs: report.cancelled, status: report.status };
   }
 
-  /** Whether the batch was approved and may still have jobs to release. */
-  async #releasing(account: string, batchId: string): Promise<boolean> {
+  /**
+   * Where the release of an approved batch stands: `none` (not approved, or finished: nothing
+   * to release), `done` (every job was released), `cut_short` (approved, but the release did
+   * not finish: a crash, or an approval recorded by an earlier release, which kept no mark).
+   */
+  async #releaseState(account: string, batchId: string): Promise<"none" | "done" | "cut_short"> {
     const status = await this.status(account, batchId);
     // Approved, it is past validation and approval: cancellable means not finished yet.
-    return status.approval?.state === "approved" && isCancellable(status.state);
+    if (status.approval?.state !== "approved" || !isCancellable(status.state)) return "none";
+    return (await this.#store.released(account, batchId)) ? "done" : "cut_short";
   }
 
   /** Removes the batch's jobs that no worker holds, recording `ending` as their result. */
@@ -735,23 +817,16 @@ export class Batches {
       // Removed only if no worker holds it and its request has not left: then it is never sent.
       const withdrawal = await this.#options.producer.withdraw(status.account, jobId);
       if (withdrawal === "removed" || withdrawal === "removed_maybe_sent") {
-        const now = new Date();
-        await this.#options.results.emit({
-          jobId,
-          kind: BATCH_KINDS[status.kind].jobKind,
-          account: status.account,
-          idempotencyKey: line.idempotencyKey,
-          batchId,
-          row: line.row,
-          ...(line.reference !== undefined && { reference: line.reference }),
-          ...(withdrawal === "removed"
-            ? { result: "cancelled", ...ending }
-            : { result: "needs_reconciliation", ...CANCELLED_MAYBE_SENT.batch }),
-          attempts: 0,
-          enqueuedAt: status.createdAt,
-          finishedAt: now.toISOString(),
-          durationMs: Math.max(0, now.getTime() - Date.parse(status.createdAt)),
-        });
+        await this.#options.results.emit(
+          rowResult(
+            status,
+            status.createdAt,
+            { ...line, idempotencyKey: line.idempotencyKey },
+            withdrawal === "removed"
+              ? { result: "cancelled", ...ending }
+              : { result: "needs_reconciliation", ...CANCELLED_MAYBE_SENT.batch },
+          ),
+        );
         // One that may have been sent ends needs_reconciliation: finished, not cancelled.
         if (withdrawal === "removed") cancelled += 1;
         else finished += 1;
@@ -874,6 +949,33 @@ function approvalOf(meta: Readonly<Record<string, string>>): BatchStatus["approv
     expiresAt: meta.approvalExpiresAt,
     decidedBy: meta.approvedBy ?? meta.rejectedBy,
     decidedAt: meta.approvedAt ?? meta.rejectedAt,
+  };
+}
+
+/** The keys of a batch's submission lease: its own, and the meta its renewal moves `sealBy` in. */
+function leaseKeys(keys: { readonly submitting: string; readonly meta: string }) {
+  return { lease: keys.submitting, meta: keys.meta };
+}
+
+/** The meta fields of who submitted a batch and what holds it: its `notBefore`, its approval. */
+function holdFields(
+  submittedBy: string | undefined,
+  notBeforeMs: number | undefined,
+  expiresAfterMs: number | undefined,
+  approval: object | undefined,
+  now: number,
+): Record<string, string | number> {
+  return {
+    ...(submittedBy !== undefined && { submittedBy }),
+    ...(notBeforeMs !== undefined && {
+      notBefore: new Date(notBeforeMs).toISOString(),
+      notBeforeMs,
+    }),
+    ...(approval && { approval: "pending" }),
+    ...(expiresAfterMs !== undefined && {
+      approvalExpiresMs: now + expiresAfterMs,
+      approvalExpiresAt: new Date(now + expiresAfterMs).toISOString(),
+    }),
   };
 }
 

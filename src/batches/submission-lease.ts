@@ -4,29 +4,37 @@ import { RENEW_LEASE } from "../redis/scripts/renew-lease.js";
 import { defineScripts } from "../redis/scripts/script.js";
 
 type LeaseRedis = RedisConnection & {
-  moneyqRenewLease(key: string, token: string, ms: string): Promise<number>;
+  moneyqRenewLease(key: string, meta: string, token: string, ms: string): Promise<number>;
   moneyqDeleteIfHeld(key: string, token: string): Promise<number>;
 };
 
 /**
  * The lease of the one submission that enqueues a batch, taken (SET NX PX) when the
  * submission began. It is renewed on a timer from then until released, every third of its
- * length, whatever the submission is doing; a renewal that finds another holder (or none)
- * marks it lost for good. The scripts that write the batch check the lease themselves, so a
+ * length, whatever the submission is doing, and the batch's `sealBy` with it; a renewal that
+ * finds another holder (or none) marks it lost for good. The scripts that write the batch check the lease themselves, so a
  * submission that lost it stops at its next write even before a renewal notices.
  */
 export class SubmissionLease {
   readonly #redis: LeaseRedis;
   readonly #key: string;
+  readonly #meta: string;
   readonly #token: string;
   readonly #ms: number;
   readonly #timer: NodeJS.Timeout;
   #lost = false;
 
-  constructor(redis: RedisConnection, key: string, token: string, ms: number) {
+  /** `keys`: the lease's, and the batch meta's. */
+  constructor(
+    redis: RedisConnection,
+    keys: { readonly lease: string; readonly meta: string },
+    token: string,
+    ms: number,
+  ) {
     defineScripts(redis, RENEW_LEASE, DELETE_IF_HELD);
     this.#redis = redis as LeaseRedis;
-    this.#key = key;
+    this.#key = keys.lease;
+    this.#meta = keys.meta;
     this.#token = token;
     this.#ms = ms;
     this.#timer = setInterval(() => void this.#renew(), Math.max(1, Math.floor(ms / 3)));
@@ -46,7 +54,12 @@ export class SubmissionLease {
 
   async #renew(): Promise<void> {
     try {
-      const renewed = await this.#redis.moneyqRenewLease(this.#key, this.#token, String(this.#ms));
+      const renewed = await this.#redis.moneyqRenewLease(
+        this.#key,
+        this.#meta,
+        this.#token,
+        String(this.#ms),
+      );
       if (renewed === 0) {
         this.#lost = true;
         clearInterval(this.#timer);

@@ -11,6 +11,7 @@ import { ConfigError } from "../config.js";
 import { errorCode } from "../contract/error-code.js";
 import { EnqueueValidationError } from "../queues/enqueue-error.js";
 import { ReplayConflictError } from "../queues/replay-conflict-error.js";
+import { redisTroubleOf } from "../redis/refusals.js";
 import { RedisUnavailableError } from "../redis/unavailable-error.js";
 import { CliError } from "./cli-error.js";
 import { EXIT } from "./exit-codes.js";
@@ -38,6 +39,13 @@ function explain(error: unknown): { message: string; code: number } | undefined 
     error instanceof RedisUnavailableError
   )
     return { message: error.message, code: EXIT.usage };
+  // Redis refused (out of memory, read-only) or went away mid-command: a sentence, not a stack.
+  const trouble = redisTroubleOf(error);
+  if (trouble)
+    return {
+      message: `${trouble.reason} (${trouble.code}); nothing was done that running the same command again would repeat: run it again in ${trouble.retryAfterSeconds} s`,
+      code: EXIT.failures,
+    };
   // The service's UnsafeRedisError, matched by code: importing it would load the whole service here.
   if (error instanceof Error && errorCode(error) === "unsafe_redis")
     return { message: error.message, code: EXIT.usage };

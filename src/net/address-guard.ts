@@ -138,10 +138,35 @@ export function guardedLookup(allowed: readonly string[] = []) {
   };
 }
 
+/**
+ * Why a webhook URL's host may not be reached, when it is a blocked literal address (a name is
+ * judged by guardedLookup when it is resolved); undefined when it may be. Names the address's
+ * range as ipaddr.js does (loopback, private, linkLocal, uniqueLocal, reserved...).
+ */
+export function blockedWebhookHost(
+  url: string,
+  allowed: readonly string[] = [],
+): string | undefined {
+  const host = new URL(url).hostname.replace(/^\[|\]$/g, "");
+  if (isIP(host) === 0 || !isBlockedAddress(host, allowed)) return undefined;
+  return `host ${host} is in the ${rangeName(ipaddr.parse(host))} range, not a public address`;
+}
+
+/** The range an address is in, as ipaddr.js names it; an IPv6 form of IPv4 by the IPv4 one's. */
+function rangeName(address: Address): string {
+  const own = address.range();
+  const carried = address.kind() === "ipv6" ? embeddedIpv4(address as ipaddr.IPv6) : undefined;
+  if (carried !== undefined && CARRIER_RANGE_NAMES.includes(own))
+    return `${carried.range()} (${carried.toString()})`;
+  // An IPv6 address ipaddr.js calls unicast, but outside the global unicast space.
+  return own === "unicast" && address.kind() === "ipv6" ? "non-global IPv6 unicast" : own;
+}
+
+/** ipaddr.js's names of the IPv6 ranges that carry an IPv4 address (::/96 has none). */
+const CARRIER_RANGE_NAMES = ["ipv4Mapped", "rfc6145", "rfc6052", "6to4", "unicast"];
+
 /** Refuses a URL whose host is a blocked literal address (literals skip `lookup`). */
 export function assertAllowedWebhookUrl(url: string, allowed: readonly string[] = []): void {
-  const host = new URL(url).hostname.replace(/^\[|\]$/g, "");
-  // A name is judged by guardedLookup when it is resolved.
-  if (isIP(host) !== 0 && isBlockedAddress(host, allowed))
-    throw new BlockedAddressError(`webhook host ${host} is a blocked address`);
+  const blocked = blockedWebhookHost(url, allowed);
+  if (blocked !== undefined) throw new BlockedAddressError(`webhook ${blocked}`);
 }

@@ -1,5 +1,6 @@
 import type { Job, Worker } from "bullmq";
 import type { JobData } from "../queues/job-data.js";
+import { batchKeys } from "../redis/keys.js";
 import { endsCompleted } from "../results/job-result.js";
 import { ATTR, SPAN } from "../tracing/job-spans.js";
 import { actOnDecision } from "./act-on-decision.js";
@@ -30,7 +31,13 @@ async function noSlot(
 ): Promise<void> {
   const { job, token, envelope } = run;
   const holdKey = holdKeyOf(envelope, job.id as string, deps.keyspace);
-  if (typeof slot === "object") return holdForWork(deps.holds, holdKey, job, token, slot.heldMs);
+  if (typeof slot === "object") {
+    const heldSet =
+      envelope.batchId === undefined
+        ? undefined
+        : batchKeys(deps.keyspace, envelope.account, envelope.batchId).held;
+    return holdForWork(deps.holds, { holdKey, heldSet }, job, token, slot.heldMs);
+  }
   const ending =
     slot === "already_sent"
       ? STOPPED_AFTER_SEND

@@ -4,6 +4,7 @@ import { PaymentsClient } from "../client/payments-client.js";
 import { retryDelayMs } from "../client/retry.js";
 import type { AccountConfig, Config } from "../config.js";
 import type { Logger } from "../logger.js";
+import { countErrors } from "../metrics/error-metrics.js";
 import { createPipelineMetrics, type PipelineMetrics } from "../metrics/pipeline-metrics.js";
 import type { ProviderAdapter } from "../provider/adapter.js";
 import { AccountPauses } from "../queues/account-pauses.js";
@@ -15,7 +16,8 @@ import { WorkHolds } from "../queues/work-holds.js";
 import { closeRedis } from "../redis/close.js";
 import type { RedisConnection } from "../redis/connection.js";
 import { isRedisConnectionError, outageLog, watchRedisErrors } from "../redis/errors.js";
-import { lanePassKey } from "../redis/keys.js";
+import { type Keyspace, lanePassKey } from "../redis/keys.js";
+import { RepeatedErrors } from "../redis/repeated-errors.js";
 import type { JobResult } from "../results/job-result.js";
 import { ResultsStore } from "../results/results-store.js";
 import { Reversals } from "../results/reversals.js";
@@ -52,6 +54,11 @@ export interface StartWorkersOptions {
   readonly tracer?: JobTracer;
   /** The loaded MONEYQ_PROVIDER_ADAPTER; the profile alone reads answers when left out. */
   readonly adapter?: ProviderAdapter | undefined;
+  /**
+   * The process's log of repeated errors (a run logged once per interval, each counted in
+   * `moneyq_errors_total`); the workers make and close their own when left out.
+   */
+  readonly errors?: RepeatedErrors;
 }
 
 export interface RunningWorkers {
@@ -98,6 +105,9 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
       options.registry,
       accountList.map((a) => a.alias),
     );
+  const errors =
+    options.errors ?? new RepeatedErrors(logger, { count: countErrors(options.registry) });
+  const ownErrors = options.errors ? undefined : errors;
   const pauses = new AccountPauses(connection, config.redisPrefix, queues);
   // Results are emitted on a connection of their own, so a large emission never holds up the
   // rate gate's replies on the shared one. No auto-pipelining: the store gathers concurrent
@@ -128,6 +138,7 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
         webhook: config.webhook,
         retentionMs: config.pipeline.retentionMs,
         logger,
+        errors,
         metrics,
         telemetry: tracer.telemetry,
         ...(options.webhookDeliveries && { deliveries: options.webhookDeliveries }),
@@ -150,26 +161,12 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
     tracer,
     ...(options.onResult && { onResult: options.onResult }),
   };
-  // Jobs an earlier release queued without a lane would be fetched before every lane. A
-  // failure here (Redis away) leaves them where they are: fetched first, as before. Accounts
-  // side by side: one account's backlog does not hold up the start of the others.
-  await Promise.all(
-    [...queues].map(async ([alias, queue]) => {
-      try {
-        const lockKey = lanePassKey(results.keyspace, alias);
-        const moved = await laneUnlanedJobs(queue, connection, lockKey);
-        if (moved > 0)
-          logger.info({ account: alias, jobs: moved }, "queued jobs moved into their lane");
-      } catch (error) {
-        logger.warn(
-          { account: alias, err: (error as Error).message },
-          "queued jobs not moved into their lane",
-        );
-      }
-    }),
-  );
+  await laneEarlierJobs(queues, connection, results.keyspace, logger);
   const workers = new Map(
-    accountList.map((account) => [account.alias, startAccountWorker(account, deps, options)]),
+    accountList.map((account) => [
+      account.alias,
+      startAccountWorker(account, deps, { ...options, errors }),
+    ]),
   );
   const rechecks = startRechecks(deps, accountList, queues, resultsConnection);
   const sweeps = startSweeps(
@@ -198,7 +195,7 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
       wakeListener,
       rechecks,
       sweeps,
-    });
+    }).finally(() => ownErrors?.close());
     return closing;
   };
   return { workers, queues, pauses, results, metrics, close };
@@ -227,6 +224,33 @@ function createClients(
         adapter,
       }),
     ]),
+  );
+}
+
+/**
+ * Jobs an earlier release queued without a lane would be fetched before every lane. A failure
+ * here (Redis away) leaves them where they are: fetched first, as before. Accounts side by
+ * side: one account's backlog does not hold up the start of the others.
+ */
+async function laneEarlierJobs(
+  queues: ReadonlyMap<string, Queue>,
+  connection: RedisConnection,
+  space: Keyspace,
+  logger: Logger,
+): Promise<void> {
+  await Promise.all(
+    [...queues].map(async ([alias, queue]) => {
+      try {
+        const moved = await laneUnlanedJobs(queue, connection, lanePassKey(space, alias));
+        if (moved > 0)
+          logger.info({ account: alias, jobs: moved }, "queued jobs moved into their lane");
+      } catch (error) {
+        logger.warn(
+          { account: alias, err: (error as Error).message },
+          "queued jobs not moved into their lane",
+        );
+      }
+    }),
   );
 }
 
@@ -286,7 +310,7 @@ function startSweeps(
 function startAccountWorker(
   account: AccountConfig,
   deps: ProcessorDeps,
-  options: StartWorkersOptions,
+  options: StartWorkersOptions & { readonly errors: RepeatedErrors },
 ): Worker {
   const { config, connection, logger } = options;
   let self: Worker | undefined;
@@ -306,11 +330,12 @@ function startAccountWorker(
         retryDelayMs(attemptsMade, error),
     },
   });
-  // A Redis outage makes each worker connection fail several times a second: one line per outage.
+  // A Redis outage makes each worker connection fail several times a second: one line per
+  // outage. A Redis that refuses (out of memory) fails every loop: one line per interval.
   const outage = outageLog(logger, `worker ${account.alias}`);
   self.on("error", (error) => {
     if (isRedisConnectionError(error)) outage.failed(error);
-    else logger.error({ account: account.alias, err: error.message }, "worker error");
+    else options.errors.report("worker", "worker error", error, { account: account.alias });
   });
   self.on("ready", () => outage.restored());
   // BullMQ does not abort a job whose lock it could not renew; the job's signal tells the

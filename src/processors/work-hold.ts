@@ -1,9 +1,9 @@
 import { DelayedError, type Job } from "bullmq";
 import type { JobEnvelope } from "../queues/job-envelope.js";
 import {
+  type BatchCancelReason,
   CANCELLED_BY,
   CANCELLED_MAYBE_SENT,
-  type CancelReason,
   type WorkHolds,
 } from "../queues/work-holds.js";
 import type { Ending } from "./finish-job.js";
@@ -14,22 +14,27 @@ const APPROVAL_RECHECK_MS = 3_600_000;
 const HOLD_TOLERANCE_MS = 1_000;
 
 /**
- * The gate held the job (its batch, or its own hold: awaiting approval, or scheduled): it goes
- * back to BullMQ's delayed set, unsent and without using an attempt. Approval releases the
- * delayed jobs; this one was not delayed while the gate answered, so it looks once more after
- * moving and, if the work was decided meanwhile, takes the work's time instead.
+ * The gate held the job (its batch, or its own hold: awaiting approval, scheduled, or its
+ * batch not sealed yet): it goes back to BullMQ's delayed set, unsent and without using an
+ * attempt. Approval releases the delayed jobs, and so does the seal those of `heldSet` (the
+ * batch's record of the jobs held while unsealed, which this job joins first). This one was not
+ * delayed while the gate answered, so it looks once more after moving and, if the work was
+ * decided or sealed meanwhile, takes the work's time instead.
  */
 export async function holdForWork(
   holds: WorkHolds,
-  holdKey: string,
+  where: { readonly holdKey: string; readonly heldSet: string | undefined },
   job: Job,
   token: string | undefined,
   heldMs: number,
 ): Promise<never> {
+  const { holdKey, heldSet } = where;
   const delayMs = heldMs > 0 ? heldMs : APPROVAL_RECHECK_MS;
+  if (heldSet !== undefined && (await holds.holdOf(holdKey)).unsealed)
+    await holds.recordHeld(heldSet, job.id as string);
   await job.moveToDelayed(Date.now() + delayMs, token);
   const hold = await holds.holdOf(holdKey);
-  if (!hold.approvalPending) {
+  if (!hold.approvalPending && !hold.unsealed) {
     const due = Math.max(0, hold.notBeforeMs - Date.now());
     if (due < delayMs - HOLD_TOLERANCE_MS) {
       if (due > 0) await job.changeDelay(due);
@@ -51,13 +56,17 @@ export async function cancelledEnding(
   maybeSent: boolean,
 ): Promise<Ending> {
   const scope = envelope.batchId === undefined ? "job" : "batch";
-  if (maybeSent) return { result: "needs_reconciliation", ...CANCELLED_MAYBE_SENT[scope] };
   let hold = await holds.holdOf(holdKey);
+  // A batch never sealed had every job held by the gate: none was sent, whatever its runs say
+  // (a Redis refusing writes can leave a held job stalled, which alone would count as "maybe").
+  if (maybeSent && !hold.neverSealed)
+    return { result: "needs_reconciliation", ...CANCELLED_MAYBE_SENT[scope] };
   if (hold.approvalPending) {
     // An answer that is not a decision (decided, or gone, meanwhile) leaves the reason as read.
     await holds.decide(envelope.account, holdKey, "expire", "", scope);
     hold = await holds.holdOf(holdKey);
   }
-  const reason = (hold.cancelReason ?? "cancelled") as CancelReason;
-  return { result: "cancelled", ...(CANCELLED_BY[scope][reason] ?? CANCELLED_BY[scope].cancelled) };
+  const reasons: Readonly<Record<string, { code: string; message: string }>> = CANCELLED_BY[scope];
+  const reason = (hold.cancelReason ?? "cancelled") as BatchCancelReason;
+  return { result: "cancelled", ...(reasons[reason] ?? reasons.cancelled) };
 }

@@ -434,11 +434,20 @@ export class Producer {
 
   /**
    * Moves a delayed job to run in `delayMs` (0: now); false when the job is not delayed (a
-   * worker holds it, or it has ended).
+   * worker holds it, or it has ended). `unlessRun`: false, and nothing moved, for a job whose
+   * request may have left already (it waits in the delayed set for its confirmation or its
+   * retry, which a move would cut short).
    */
-  async release(account: string, jobId: string, delayMs: number): Promise<boolean> {
+  async release(
+    account: string,
+    jobId: string,
+    delayMs: number,
+    options: { readonly unlessRun?: boolean } = {},
+  ): Promise<boolean> {
     const job = await this.#queues.get(account).getJob(jobId);
     if (job === undefined) return false;
+    if (options.unlessRun && mayHaveBeenSent(job, (job.data as JobData | undefined)?.state))
+      return false;
     try {
       if (delayMs > 0) await job.changeDelay(delayMs);
       else await job.promote();

@@ -4,12 +4,22 @@ import { defineScripts } from "../redis/scripts/script.js";
 
 /** Why held work was cancelled (a hold's `cancelReason`). */
 export type CancelReason = "cancelled" | "rejected" | "approval_expired";
+/** Why a batch was cancelled: as held work, or its submission was abandoned unsealed. */
+export type BatchCancelReason = CancelReason | "submission_abandoned";
+
+type Ending = { readonly code: string; readonly message: string };
 
 /** How each way of cancelling ends a job not sent yet: of a batch, or enqueued alone. */
-export const CANCELLED_BY: Readonly<
-  Record<"batch" | "job", Readonly<Record<CancelReason, { code: string; message: string }>>>
-> = {
+export const CANCELLED_BY: {
+  readonly batch: Readonly<Record<BatchCancelReason, Ending>>;
+  readonly job: Readonly<Record<CancelReason, Ending>>;
+} = {
   batch: {
+    submission_abandoned: {
+      code: "submission_abandoned",
+      message:
+        "the batch's submission stopped and was not resumed before its lease ran out; this job was never sent",
+    },
     cancelled: {
       code: "batch_cancelled",
       message: "the batch was cancelled before this job was sent",
@@ -56,6 +66,9 @@ export const CANCELLED_MAYBE_SENT: Readonly<
   },
 };
 
+/** How long a batch's record of the jobs held while it was unsealed is kept, at most. */
+const HELD_RECORD_MS = 24 * 3_600_000;
+
 /** A decision on work awaiting approval (a batch, or a job enqueued alone). */
 export type Decision = "approve" | "reject" | "expire";
 
@@ -101,21 +114,48 @@ export class WorkHolds {
     this.#events = events;
   }
 
-  /** What holds or ended the work whose hold is `key`. */
-  async holdOf(
-    key: string,
-  ): Promise<{ approvalPending: boolean; notBeforeMs: number; cancelReason: string | undefined }> {
-    const [approval, notBeforeMs, cancelReason] = await this.#redis.hmget(
+  /**
+   * What holds or ended the work whose hold is `key`. `neverSealed`: a batch whose submission
+   * never sealed it (it has `sealBy`): the gate held every job of it, so none was ever sent;
+   * `unsealed`: such a batch still validating, whose jobs wait for its seal.
+   */
+  async holdOf(key: string): Promise<{
+    approvalPending: boolean;
+    notBeforeMs: number;
+    cancelReason: string | undefined;
+    neverSealed: boolean;
+    unsealed: boolean;
+  }> {
+    const [approval, notBeforeMs, cancelReason, state, sealBy] = await this.#redis.hmget(
       key,
       "approval",
       "notBeforeMs",
       "cancelReason",
+      "state",
+      "sealBy",
     );
     return {
       approvalPending: approval === "pending",
       notBeforeMs: Number(notBeforeMs ?? 0),
       cancelReason: cancelReason ?? undefined,
+      neverSealed: sealBy !== null,
+      unsealed: sealBy !== null && state === "validating",
     };
+  }
+
+  /**
+   * Records in `heldSet` (a batch's, keys.ts `batchKeys().held`) that the gate held job `jobId`
+   * while the batch was unsealed, for the seal to release it. Kept a day at most: a batch is
+   * sealed or cancelled long before.
+   */
+  async recordHeld(heldSet: string, jobId: string): Promise<void> {
+    const answers = await this.#redis
+      .multi()
+      .sadd(heldSet, jobId)
+      .pexpire(heldSet, HELD_RECORD_MS)
+      .exec();
+    const failed = answers?.find(([error]) => error !== null)?.[0];
+    if (failed) throw failed;
   }
 
   /**

@@ -86,7 +86,20 @@ export function batchKeys(space: Keyspace, account: string, batchId: string) {
     rows: `${space.prefix}:batch-rows:${accountTag(space, account)}:${batchId}`,
     /** Held by the one submission that is enqueueing the batch's rows. */
     submitting: `${space.prefix}:batch-submitting:${accountTag(space, account)}:${batchId}`,
+    /**
+     * The ids of its jobs the rate gate held while the batch was unsealed (a set): released
+     * when it is sealed.
+     */
+    held: `${space.prefix}:batch-held:${accountTag(space, account)}:${batchId}`,
   };
+}
+
+/**
+ * An account's unsealed batches (a sorted set of batch ids by creation time): submitted by
+ * this release and not sealed yet, where the sweep of abandoned submissions looks.
+ */
+export function unsealedBatchesKey(space: Keyspace, account: string): string {
+  return `${space.prefix}:batch-unsealed:${accountTag(space, account)}`;
 }
 
 /** An account's batches, newest last: a sorted set of batch ids by creation time (ms). */
@@ -168,6 +181,16 @@ export function laneWakeChannel(prefix: string): string {
  */
 export function webhookEndpointKey(prefix: string): string {
   return `${prefix}:webhook-endpoint`;
+}
+
+/**
+ * What readiness writes to learn that Redis takes writes (a short-lived string): one key on a
+ * single Redis; on a cluster one per account, in the account's slot, so that every master the
+ * accounts' work goes to is tried.
+ */
+export function readyCheckKeys(space: Keyspace, accounts: readonly string[]): string[] {
+  if (!space.cluster) return [`${space.prefix}:ready-check`];
+  return accounts.map((account) => `${space.prefix}:ready-check:${accountTag(space, account)}`);
 }
 
 /** The SCAN pattern of every key under `prefix`. */

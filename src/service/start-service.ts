@@ -8,11 +8,14 @@ import {
   type ApiToken,
   CONFIG_DEFAULTS,
   type Config,
+  ConfigError,
   DEFAULT_ACCOUNT_ALIAS,
   embeddedUpstream,
   PERMISSIONS,
 } from "../config.js";
+import { listenProblem } from "../listen-url.js";
 import { createLogger, type Logger } from "../logger.js";
+import { countErrors } from "../metrics/error-metrics.js";
 import { createMetricsRegistry } from "../metrics/metrics-registry.js";
 import { type RunningMetricsServer, startMetricsServer } from "../metrics/metrics-server.js";
 import { registerReconciliationMetrics } from "../metrics/reconciliation-metrics.js";
@@ -24,16 +27,20 @@ import type { Producer } from "../queues/producer.js";
 import { closeRedis } from "../redis/close.js";
 import type { RedisConnection } from "../redis/connection.js";
 import { createRedis } from "../redis/connection.js";
+import { readyCheckKeys } from "../redis/keys.js";
 import { redactUrl } from "../redis/redact-url.js";
+import { RepeatedErrors } from "../redis/repeated-errors.js";
 import { checkRedisSafety } from "../redis/safety.js";
 import { redisSource, type ServiceRedis, serviceRedis } from "../redis/service-redis.js";
 import type { RedisSource } from "../redis/unavailable-error.js";
+import { RedisWriteCheck } from "../redis/write-check.js";
 import type { ResultsStore } from "../results/results-store.js";
 import { type RunningSandbox, startSandbox } from "../sandbox/index.js";
 import { startTracing } from "../tracing/start-tracing.js";
-import { openParts, serviceAccounts } from "./open-parts.js";
+import { openParts, type SharedParts, serviceAccounts } from "./open-parts.js";
 import { openProviderAdapter } from "./provider-adapter.js";
 import type { Role } from "./roles.js";
+import { sweepUnsealedBatches } from "./unsealed-sweep.js";
 
 /**
  * The API token of a service whose upstream is the embedded sandbox and which has no
@@ -111,8 +118,10 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   const logger = options.logger ?? createLogger(config.logLevel);
   const cleanup: [string, () => Promise<unknown> | undefined][] = [];
   const stopAll = () => runAll(logger, cleanup.reverse());
-  // Before anything connects: a module that cannot be loaded is a bad setting.
+  // Before anything connects: a module that cannot be loaded, or a port in use, is a bad
+  // setting like any other.
   const adapter = await openProviderAdapter(config);
+  await refuseUnlistenable(config, role, options);
   try {
     // First started, last closed: every other part's spans are exported before it stops.
     const tracing = await startTracing(config, logger);
@@ -139,10 +148,14 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     await prepareRedis(connection, config, logger, redis.url);
 
     const registry = createMetricsRegistry(role);
+    const errors = new RepeatedErrors(logger, { count: countErrors(registry) });
+    cleanup.push(["error log", async () => errors.close()]);
     const parts = openParts(config, connection, tracing.tracer);
     cleanup.push(["producer and queues", () => parts.close()]);
-    const { producer, results, batches } = parts;
     const queues = parts.queues.byAccount;
+    const { producer, results, batches } = parts;
+    const sweep = sweepUnsealedBatches(batches, parts.accounts, { logger, errors });
+    cleanup.push(["sweep of unsealed batches", () => sweep.close()]);
 
     const workers =
       role === "api"
@@ -157,26 +170,16 @@ export async function startService(options: ServiceOptions): Promise<Service> {
             queues: parts.queues,
             webhookDeliveries: parts.webhooks,
             tracer: tracing.tracer,
+            errors,
             adapter,
           });
     if (workers) cleanup.push(["workers", () => workers.close()]);
-    registerRedisMetrics(registry, {
-      connection,
-      prefix: config.redisPrefix,
-      queues,
-      pauses: parts.pauses,
-      resultsStreams: results.streamKeys([...queues.keys()]),
-      cacheMs: config.metrics.cacheMs,
-    });
-    registerReconciliationMetrics(registry, {
-      connection,
-      prefix: config.redisPrefix,
-      accounts: [...queues.keys()],
-    });
-    const metricsServer =
-      role === "worker"
-        ? await startWorkerMetrics(registry, config, logger, options.metricsPort)
-        : undefined;
+    const metricsServer = await serveMetrics(
+      role,
+      registry,
+      { logger, connection, parts },
+      options,
+    );
     if (metricsServer) cleanup.push(["metrics server", () => metricsServer.close()]);
 
     const tokens = config.api.tokens.length === 0 && embedded ? [devToken()] : config.api.tokens;
@@ -185,7 +188,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
       role === "worker"
         ? undefined
         : await startServiceApi(
-            { ...parts, queues, logger, tokens, tracingPlugin: tracing.apiPlugin },
+            { ...parts, queues, logger, errors, tokens, tracingPlugin: tracing.apiPlugin },
             { registry, workers, apiPort: options.apiPort, isShuttingDown: () => shuttingDown },
           );
     if (api) cleanup.push(["api", () => api.close()]);
@@ -221,6 +224,26 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     await stopAll();
     throw error;
   }
+}
+
+/**
+ * ConfigError naming the variable when this process could not listen where it is configured
+ * to: the API's host and port, or a worker-only process's metrics host and port.
+ */
+async function refuseUnlistenable(config: Config, role: Role, options: ServiceOptions) {
+  const [name, host, port] =
+    role === "worker"
+      ? ([
+          "MONEYQ_METRICS",
+          config.metrics.host,
+          options.metricsPort ?? config.metrics.port,
+        ] as const)
+      : (["MONEYQ_API", config.api.host, options.apiPort ?? config.api.port] as const);
+  const problem = await listenProblem(host, port);
+  if (problem)
+    throw new ConfigError([
+      { variable: `${name}_${problem.part.toUpperCase()}`, rule: problem.rule },
+    ]);
 }
 
 /** Where the service's Redis comes from, and how long a configured one may take to answer. */
@@ -318,6 +341,7 @@ async function startServiceApi(
     | "webhooks"
     | "jobs"
     | "tracingPlugin"
+    | "errors"
   > & {
     readonly config: Config;
     readonly connection: RedisConnection;
@@ -331,6 +355,10 @@ async function startServiceApi(
 ): Promise<RunningApi> {
   const { config, logger, connection, tokens, results } = parts;
   const { workers } = runtime;
+  const writes = new RedisWriteCheck(
+    connection,
+    readyCheckKeys(results.keyspace, [...parts.queues.keys()]),
+  );
   if (tokens.length === 0)
     logger.warn(
       "no MONEYQ_API_TOKENS: the API refuses every request but health, readiness and metrics",
@@ -349,25 +377,61 @@ async function startServiceApi(
       tracingPlugin: parts.tracingPlugin,
       registry: runtime.registry,
       logger,
+      errors: parts.errors,
       bodyLimitBytes: config.api.bodyLimitBytes,
       timeouts: {
         requestMs: config.api.requestTimeoutMs,
         headersMs: config.api.headersTimeoutMs,
         idleMs: config.api.idleTimeoutMs,
       },
-      readiness: async () => ({
-        redis: await connection.ping().then(
-          () => true,
-          () => false,
-        ),
-        workers: workers ? [...workers.workers.values()].every((w) => w.isRunning()) : undefined,
-        shuttingDown: runtime.isShuttingDown(),
-      }),
+      readiness: async () => {
+        const written = await writes.check();
+        return {
+          redis: written.ok,
+          ...(!written.ok && { redisProblem: written.code }),
+          workers: workers ? [...workers.workers.values()].every((w) => w.isRunning()) : undefined,
+          shuttingDown: runtime.isShuttingDown(),
+        };
+      },
+      redisStatus: () => connection.status,
     },
     { host: config.api.host, port: runtime.apiPort ?? config.api.port },
   );
   logger.info({ api: api.url }, `API listening on ${api.url} (metrics at ${api.url}/metrics)`);
   return api;
+}
+
+/**
+ * The readings of Redis every process reports, and a worker-only process's metrics server (one
+ * with the API serves /metrics there).
+ */
+async function serveMetrics(
+  role: Role,
+  registry: Registry,
+  on: {
+    readonly logger: Logger;
+    readonly connection: RedisConnection;
+    readonly parts: SharedParts;
+  },
+  options: ServiceOptions,
+): Promise<RunningMetricsServer | undefined> {
+  const { config } = options;
+  const queues = on.parts.queues.byAccount;
+  registerRedisMetrics(registry, {
+    connection: on.connection,
+    prefix: config.redisPrefix,
+    queues,
+    pauses: on.parts.pauses,
+    resultsStreams: on.parts.results.streamKeys([...queues.keys()]),
+    cacheMs: config.metrics.cacheMs,
+  });
+  registerReconciliationMetrics(registry, {
+    connection: on.connection,
+    prefix: config.redisPrefix,
+    accounts: [...queues.keys()],
+  });
+  if (role !== "worker") return undefined;
+  return startWorkerMetrics(registry, config, on.logger, options.metricsPort);
 }
 
 /** The metrics port of a worker-only process (one with the API serves /metrics there). */

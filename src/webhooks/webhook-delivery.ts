@@ -92,6 +92,7 @@ export async function startWebhooks(options: WebhookDeliveryOptions): Promise<Ru
   const outage = outageLog(logger, "webhook worker");
   worker.on("error", (error) => {
     if (isRedisConnectionError(error)) outage.failed(error);
+    else if (options.errors) options.errors.report("webhook worker", "webhook worker error", error);
     else logger.error({ err: error.message }, "webhook worker error");
   });
   worker.on("ready", () => outage.restored());
@@ -103,6 +104,7 @@ export async function startWebhooks(options: WebhookDeliveryOptions): Promise<Ru
     streams: options.streams,
     queue: deliveries.queue,
     logger,
+    errors: options.errors,
     jobOptions: {
       attempts: schedule.length + 1,
       backoff: { type: "webhook" },

@@ -4,6 +4,7 @@ import type { Logger } from "../logger.js";
 import type { RedisConnection } from "../redis/connection.js";
 import { watchRedisErrors } from "../redis/errors.js";
 import { keyspace } from "../redis/keys.js";
+import type { RepeatedErrors } from "../redis/repeated-errors.js";
 import { ReplicaWaits } from "../redis/replica-waits.js";
 import { deliveryJobId, WEBHOOK_TAG } from "./webhook-deliveries.js";
 
@@ -22,6 +23,8 @@ export interface ResultStreamSource {
   /** One stream, or one per account on a cluster; each once. */
   readonly streams: readonly string[];
   readonly logger: Logger;
+  /** Where a run of the same error is logged once per interval; else every error is logged. */
+  readonly errors?: RepeatedErrors | undefined;
 }
 
 export interface WebhookRelayOptions extends ResultStreamSource {
@@ -94,7 +97,10 @@ export class WebhookRelay {
         if (!blocking && found === 0) await new Promise((r) => setTimeout(r, POLL_MS));
       } catch (error) {
         if (!this.#running) return;
-        this.#options.logger.error({ err: String(error) }, "webhook relay: read failed; retrying");
+        const failed = error instanceof Error ? error : new Error(String(error));
+        const msg = "webhook relay: read failed; retrying";
+        if (this.#options.errors) this.#options.errors.report("webhook relay", msg, failed);
+        else this.#options.logger.error({ err: failed.message }, msg);
         await new Promise((r) => setTimeout(r, 500));
       }
     }

@@ -147,6 +147,50 @@ describe("maker-checker approval", () => {
     ).toHaveLength(1);
   });
 
+  it("approving a running batch again changes nothing: jobs 0, every lookup at its time", async () => {
+    // Three payouts the provider keeps PENDING: each is looked up 200 ms after its submission,
+    // then 400 ms after that (MONEYQ_CONFIRM_FIRST_DELAY_MS, doubling), waiting in between in
+    // BullMQ's delayed set, where a second release would pull it forward.
+    const csv = bankCsv("again", 3, (_, cells) => {
+      cells.amount = "500";
+      cells.accountNumber = "0000000002";
+    });
+    const before = await h.sb.control("GET", "/requests");
+    const afterSeq = before.body.data.requests.at(-1)?.seq ?? 0;
+    expect((await submit(ALPHA_TOKEN, "payroll-again", csv)).status).toBe(202);
+    const approve = () =>
+      h.api("POST", "/v1/batches/payroll-again/approve", { token: CHECKER_TOKEN });
+    const first = await approve();
+    expect(first.status).toBe(200);
+    expect(first.body.jobs).toBe(3);
+    const repeats: { status: number; jobs: number }[] = [];
+    for (let i = 0; i < 10; i += 1) {
+      await pause(40);
+      const again = await approve();
+      repeats.push({ status: again.status, jobs: again.body.jobs });
+    }
+    expect(repeats).toEqual(repeats.map(() => ({ status: 200, jobs: 0 })));
+    await pause(1_000);
+    const requests = (
+      await h.sb.control("GET", "/requests", { query: { accountId: "acct_alpha", afterSeq } })
+    ).body.data.requests as { at: number; method: string; path: string }[];
+    const submissions = requests.filter((r) => r.method === "POST");
+    expect(submissions).toHaveLength(3);
+    const lookups = new Map<string, number[]>();
+    for (const r of requests.filter((q) => q.method === "GET"))
+      lookups.set(r.path, [...(lookups.get(r.path) ?? []), r.at]);
+    expect(lookups.size).toBe(3);
+    // Every job's first lookup comes no earlier than 200 ms (less 50 ms of timer slack) after
+    // the last submission, and its second no earlier than 400 ms after its first.
+    const lastSubmission = Math.max(...submissions.map((r) => r.at));
+    for (const [path, times] of lookups) {
+      const gaps = times.map((at, i) => at - (i === 0 ? lastSubmission : (times[i - 1] as number)));
+      expect(gaps[0], path).toBeGreaterThanOrEqual(150);
+      for (const gap of gaps.slice(1)) expect(gap, path).toBeGreaterThanOrEqual(350);
+    }
+    expect([...lookups.values()].every((times) => times.length >= 2)).toBe(true);
+  });
+
   it("a batch under the threshold runs at once", async () => {
     const submitted = await submit(ALPHA_TOKEN, "payroll-small", bankCsv("small", 3));
     expect(submitted.status).toBe(202);

@@ -178,6 +178,7 @@ async function exerciseEveryScript(account: Account): Promise<void> {
   expect((await finished(token, held)).body.result.result).toBe("succeeded");
 
   await submitBatchRenewingItsLease(account);
+  await abandonBatchSubmission(account);
   await cancelScheduledBatch(account);
   await replayDeadLetter(account);
   await pauseOn429(account);
@@ -205,6 +206,42 @@ async function submitBatchRenewingItsLease(account: Account): Promise<void> {
   expect(submitted.created).toBe(true);
   const done = await batchFinished(h, TOKENS[account], batchId);
   expect(done.body).toMatchObject({ account, state: "completed", counts: { succeeded: 3 } });
+}
+
+/** A submission that fails after its first chunk, left alone: the sweep cancels the batch. */
+async function abandonBatchSubmission(account: Account): Promise<void> {
+  const leaseMs = 300;
+  const batches = new Batches({
+    connection: h.redis(),
+    prefix: h.config().redisPrefix,
+    producer: hookedProducer(h.service().producer, async (call) => {
+      if (call > 1) throw new Error("the submission stops here");
+    }),
+    results: h.service().results,
+    submitLeaseMs: leaseMs,
+  });
+  const batchId = `every-${account}-abandoned`;
+  const submitting = batches.submit({
+    account,
+    kind: "payout.bank",
+    batchId,
+    source: csvRows(Readable.from([bankCsv(`every-${account}-abandoned`, 150)]), "payout.bank"),
+  });
+  await expect(submitting).rejects.toThrow("the submission stops here");
+  await new Promise((r) => setTimeout(r, 2 * leaseMs));
+  await until(
+    async () => {
+      await batches.sweepUnsealed([account]);
+      return batches.status(account, batchId);
+    },
+    (s) => s.finishedAt !== undefined,
+  );
+  expect(await batches.status(account, batchId)).toMatchObject({
+    state: "cancelled",
+    cancelReason: "submission_abandoned",
+    accepted: 100,
+    counts: { cancelled: 100 },
+  });
 }
 
 async function cancelScheduledBatch(account: Account): Promise<void> {

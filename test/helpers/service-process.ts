@@ -16,6 +16,8 @@ export interface ServiceProcess {
   stop(): Promise<number | null>;
   /** Every module the process loaded: "esm URL" and "cjs PATH" lines (after `stop`). */
   modules(): string[];
+  /** Every line the process wrote to stdout so far (its log, one JSON object a line). */
+  logLines(): string[];
 }
 
 const work = mkdtempSync(join(tmpdir(), "moneyq-service-"));
@@ -54,8 +56,8 @@ export async function startServiceProcess(env: Record<string, string>): Promise<
   child.stderr?.on("data", (c: Buffer) => {
     err += c.toString();
   });
+  let out = "";
   const apiUrl = await new Promise<string>((resolve, reject) => {
-    let out = "";
     child.stdout?.on("data", (c: Buffer) => {
       out += c.toString();
       const line = out.split("\n").find((l) => l.includes('"API listening on'));
@@ -71,5 +73,6 @@ export async function startServiceProcess(env: Record<string, string>): Promise<
       return exitOf(child);
     },
     modules: () => readFileSync(modulesFile, "utf8").split("\n").filter(Boolean),
+    logLines: () => out.split("\n").filter((l) => l.trim() !== ""),
   };
 }

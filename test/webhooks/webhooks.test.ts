@@ -2,7 +2,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../../src/config.js";
+import { ConfigError, loadConfig } from "../../src/config.js";
 import { createLogger } from "../../src/logger.js";
 import { BlockedAddressError, isBlockedAddress } from "../../src/net/address-guard.js";
 import { startWorkers } from "../../src/processors/start-workers.js";
@@ -95,11 +95,17 @@ describe("signed webhooks", () => {
   });
 
   it("refuse loopback, link-local and private addresses unless explicitly allowed", async () => {
-    const config = loadConfig({
+    // The configuration refuses a blocked literal address before anything starts.
+    const unallowed = {
       ...p.env(),
       MONEYQ_WEBHOOK_URL: receiverUrl,
       MONEYQ_WEBHOOK_SECRET: SECRET,
-    });
+    };
+    expect(() => loadConfig(unallowed)).toThrow(ConfigError);
+    // The webhooks refuse it too, given a configuration built by other means than loadConfig.
+    const allowed = loadConfig({ ...unallowed, MONEYQ_WEBHOOK_ALLOW_PRIVATE: "127.0.0.0/8" });
+    const webhook = Object.create(allowed.webhook as object, { allowedRanges: { value: [] } });
+    const config = { ...allowed, webhook };
     await expect(
       startWorkers({
         config,
