@@ -114,6 +114,8 @@ export interface ApprovalPolicy {
   readonly jobsOver: Readonly<Record<string, string>>;
   /** Work not decided this long after submission is cancelled; undefined: it waits. */
   readonly expiresAfterMs: number | undefined;
+  /** A job resolved by hand needs a second person's approval (docs/reconciliation.md). */
+  readonly resolutionsBySecondPerson?: boolean;
 }
 
 export interface MetricsConfig {
@@ -831,10 +833,17 @@ const ApprovalEntry = z
       .min(1_000)
       .max(30 * 24 * 3_600_000)
       .optional(),
+    resolutions: z
+      .literal("second_person", { error: 'must be "second_person" (or leave it out)' })
+      .optional(),
   })
   .refine(
-    (a) => a.batches !== undefined || a.batchesOver !== undefined || a.jobsOver !== undefined,
-    { message: "give batches, batchesOver or jobsOver" },
+    (a) =>
+      a.batches !== undefined ||
+      a.batchesOver !== undefined ||
+      a.jobsOver !== undefined ||
+      a.resolutions !== undefined,
+    { message: "give batches, batchesOver, jobsOver or resolutions" },
   );
 
 /** MONEYQ_APPROVAL_POLICIES: a JSON array, an entry per account that needs approvals. */
@@ -863,6 +872,7 @@ function readApprovals(
         batchesOver: Object.freeze({ ...entry.batchesOver }),
         jobsOver: Object.freeze({ ...entry.jobsOver }),
         expiresAfterMs: entry.expiresAfterMs,
+        resolutionsBySecondPerson: entry.resolutions === "second_person",
       }),
     );
   });

@@ -4,9 +4,11 @@ import type { Registry } from "prom-client";
 import type { Batches } from "../batches/batches.js";
 import type { ApiToken } from "../config.js";
 import type { Logger } from "../logger.js";
+import type { ProviderLookups } from "../processors/provider-lookup.js";
 import type { AccountPauses } from "../queues/account-pauses.js";
 import type { DeadLetters } from "../queues/dead-letters.js";
 import type { JobControls } from "../queues/job-controls.js";
+import type { JobResolutions } from "../queues/job-resolutions.js";
 import type { Producer } from "../queues/producer.js";
 import type { RedisTroubleCode } from "../redis/refusals.js";
 import type { RepeatedErrors } from "../redis/repeated-errors.js";
@@ -38,6 +40,13 @@ export interface ApiDeps {
   readonly webhooks: WebhookDeliveries;
   /** Cancel, approve and reject a job enqueued alone. */
   readonly jobs: JobControls;
+  /** Resolve by hand a job left to reconciliation (or failed), with a second person's approval. */
+  readonly resolutions: JobResolutions;
+  /**
+   * Lookups at the provider before a dead letter that may have reached it is replayed; without
+   * them (no provider to ask), a replay sends as asked.
+   */
+  readonly lookups?: ProviderLookups | undefined;
   readonly registry: Registry;
   readonly logger: Logger;
   /** Where a run of the same error is logged once per interval; else every error is logged. */

@@ -97,6 +97,7 @@ export function registerJobRoutes(router: ApiRouter): void {
         }),
         result: result ?? null,
         reversal: (await results.reversalOf(account, jobId)) ?? null,
+        ...(await router.deps.resolutions.of(account, jobId)),
       };
     }
     throw notFound(`job ${jobId}`);

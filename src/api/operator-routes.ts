@@ -1,3 +1,5 @@
+import type { Job } from "bullmq";
+import type { JobData } from "../queues/job-data.js";
 import { ReplayConflictError } from "../queues/replay-conflict-error.js";
 import { addAccountQueryRoute } from "./account-query-route.js";
 import type { ApiRouter } from "./api-app.js";
@@ -16,6 +18,50 @@ interface DeadLetterSearch {
   readonly limit?: number;
   readonly reference?: string;
   readonly idempotencyKey?: string;
+}
+
+/**
+ * Before a dead letter that may have reached the provider is sent again, the provider is asked
+ * (by its id, or the key it echoes): found made, the job is resolved with that evidence instead
+ * of being sent (the resolution is answered); found failed or not found, it is replayed; an
+ * answer that decides nothing refuses the replay (409 outcome_unknown), as a blind resend could
+ * pay twice. Without lookups (no provider to ask) the replay goes on as asked.
+ */
+async function lookUpBeforeReplay(
+  router: ApiRouter,
+  account: string,
+  jobId: string,
+  name: string,
+): Promise<unknown> {
+  const { lookups, queues, results, resolutions } = router.deps;
+  const job = (await queues.get(account)?.getJob(jobId)) as Job<JobData> | undefined;
+  if (lookups === undefined || job === undefined) return undefined;
+  const result = await results.get(account, jobId);
+  const state = job.data.state;
+  const mayHaveReached =
+    state?.possiblySent === true ||
+    (state !== undefined && state.phase !== "submit") ||
+    result?.result === "needs_reconciliation";
+  if (!mayHaveReached || result === undefined) return undefined;
+  const found = await lookups.find(job.data.envelope, result.upstreamId ?? state?.upstreamId, {
+    from: job.timestamp,
+    to: job.finishedOn ?? Date.now(),
+  });
+  if (found.state === "unknown")
+    throw new ApiError(
+      409,
+      "outcome_unknown",
+      `job ${jobId} may have reached the provider, and the provider's answer decides nothing (${found.why}): resolve it by hand (POST /v1/jobs/${jobId}/resolve) once its outcome is known`,
+    );
+  if (found.state !== "succeeded") return undefined;
+  const resolution = await resolutions.byLookup(result, { ...found, to: "succeeded" }, name);
+  if (resolution === undefined)
+    throw new ApiError(
+      409,
+      "outcome_unknown",
+      `job ${jobId} was paid at the provider (${found.upstreamId}); it is not sent again`,
+    );
+  return resolution;
 }
 
 /** Dead letters and replay; pausing and resuming an account's queue. */
@@ -54,6 +100,9 @@ export function registerOperatorRoutes(router: ApiRouter): void {
       audit({ jobId: params.jobId });
       const account = accountOf(caller, query.account);
       audit({ account });
+      const resolution = await lookUpBeforeReplay(router, account, params.jobId, caller.name);
+      if (resolution !== undefined)
+        return reply.code(200).send({ jobId: params.jobId, account, replayed: false, resolution });
       let replayed: boolean;
       try {
         replayed = await deadLetters.replay(account, params.jobId);

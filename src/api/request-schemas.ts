@@ -124,6 +124,18 @@ export const DeadLetterQuery = AccountListQuery.extend({
 
 export const AccountParams = z.strictObject({ alias: account });
 
+/** POST /v1/jobs/{jobId}/resolve: what the provider did, a note, and its id where known. */
+export const ResolveBody = z.strictObject({
+  result: z.enum(["succeeded", "failed"]),
+  note: z.string().trim().min(1).max(500),
+  upstreamId: z
+    .string()
+    .min(1)
+    .max(256)
+    .regex(/^[\x21-\x7e]+$/, { message: "must be visible ASCII characters" })
+    .optional(),
+});
+
 export const PauseBody = z
   .strictObject({ reason: z.string().min(1).max(500).optional() })
   .optional();

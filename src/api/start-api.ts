@@ -5,6 +5,7 @@ import { registerBatchRoutes } from "./batch-routes.js";
 import { registerConsoleRoutes } from "./console-routes.js";
 import { registerJobRoutes } from "./job-routes.js";
 import { registerOperatorRoutes } from "./operator-routes.js";
+import { registerResolutionRoutes } from "./resolution-routes.js";
 import { registerSystemRoutes } from "./system-routes.js";
 import { registerWebhookRoutes } from "./webhook-routes.js";
 
@@ -27,6 +28,7 @@ export function buildApi(deps: ApiDeps): ApiRouter {
   });
   registerSystemRoutes(router, () => closing);
   registerJobRoutes(router);
+  registerResolutionRoutes(router);
   registerBatchRoutes(router);
   registerOperatorRoutes(router);
   registerWebhookRoutes(router);

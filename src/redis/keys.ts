@@ -295,3 +295,8 @@ export function sweepKeys(space: Keyspace, account: string) {
     summary: `${base}-summary:${tag}`,
   };
 }
+
+/** A resolution by hand waiting for a second person's approval (JSON), with a TTL. */
+export function resolutionRequestKey(space: Keyspace, account: string, jobId: string): string {
+  return `${space.prefix}:resolution-request:${accountTag(space, account)}:${jobId}`;
+}

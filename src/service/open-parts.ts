@@ -10,8 +10,10 @@ import { AccountPauses } from "../queues/account-pauses.js";
 import { AccountQueues } from "../queues/account-queues.js";
 import { DeadLetters } from "../queues/dead-letters.js";
 import { JobControls } from "../queues/job-controls.js";
+import { JobResolutions } from "../queues/job-resolutions.js";
 import { Producer } from "../queues/producer.js";
 import type { RedisConnection } from "../redis/connection.js";
+import { Resolutions } from "../results/resolutions.js";
 import { ResultsStore } from "../results/results-store.js";
 import { DEMO_API_KEY } from "../sandbox/options.js";
 import { type JobTracer, NO_TRACING } from "../tracing/job-tracer.js";
@@ -38,6 +40,8 @@ export interface SharedParts {
   readonly webhooks: WebhookDeliveries;
   /** Cancel, approve and reject a job enqueued alone. */
   readonly jobs: JobControls;
+  /** Resolutions of jobs by hand, and their approval by a second person. */
+  readonly resolutions: JobResolutions;
   /** Closes the producer and the queues (not the connection). Every step runs. */
   close(): Promise<void>;
 }
@@ -76,6 +80,11 @@ export function openParts(
     recheckAfterMs: config.books.recheckAfterMs,
   });
   const webhooks = new WebhookDeliveries(connection, prefix, tracer.telemetry);
+  const stores = {
+    prefix,
+    retentionMs: config.pipeline.retentionMs,
+    maxLen: config.pipeline.resultsMaxLen,
+  };
   return {
     config,
     connection,
@@ -93,6 +102,13 @@ export function openParts(
       producer,
       results,
       retentionMs: config.pipeline.retentionMs,
+    }),
+    resolutions: new JobResolutions({
+      connection,
+      prefix,
+      results,
+      resolutions: new Resolutions(connection, stores),
+      approvals: config.approvals,
     }),
     async close() {
       try {

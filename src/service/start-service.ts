@@ -20,6 +20,7 @@ import { createMetricsRegistry } from "../metrics/metrics-registry.js";
 import { type RunningMetricsServer, startMetricsServer } from "../metrics/metrics-server.js";
 import { registerReconciliationMetrics } from "../metrics/reconciliation-metrics.js";
 import { registerRedisMetrics } from "../metrics/redis-metrics.js";
+import { openProviderLookups } from "../processors/provider-lookup.js";
 import { type RunningWorkers, startWorkers } from "../processors/start-workers.js";
 import { DEFAULT_PROVIDER_PROFILE } from "../provider/profile.js";
 import { migrateLegacyPauses } from "../queues/account-pauses.js";
@@ -184,11 +185,25 @@ export async function startService(options: ServiceOptions): Promise<Service> {
 
     const tokens = config.api.tokens.length === 0 && embedded ? [devToken()] : config.api.tokens;
     let shuttingDown = false;
+    // A dead letter's replay asks the provider first: the API needs clients of its own.
+    const lookups =
+      role === "worker" || !/^https?:/.test(upstreamUrl)
+        ? undefined
+        : openProviderLookups(config, connection, upstreamUrl, accounts, adapter);
+    if (lookups) cleanup.push(["provider lookups", () => lookups.close()]);
     const api =
       role === "worker"
         ? undefined
         : await startServiceApi(
-            { ...parts, queues, logger, errors, tokens, tracingPlugin: tracing.apiPlugin },
+            {
+              ...parts,
+              queues,
+              logger,
+              errors,
+              tokens,
+              tracingPlugin: tracing.apiPlugin,
+              lookups: lookups?.lookups,
+            },
             { registry, workers, apiPort: options.apiPort, isShuttingDown: () => shuttingDown },
           );
     if (api) cleanup.push(["api", () => api.close()]);
@@ -340,6 +355,8 @@ async function startServiceApi(
     | "deadLetters"
     | "webhooks"
     | "jobs"
+    | "resolutions"
+    | "lookups"
     | "tracingPlugin"
     | "errors"
   > & {
@@ -374,6 +391,8 @@ async function startServiceApi(
       deadLetters: parts.deadLetters,
       webhooks: parts.webhooks,
       jobs: parts.jobs,
+      resolutions: parts.resolutions,
+      lookups: parts.lookups,
       tracingPlugin: parts.tracingPlugin,
       registry: runtime.registry,
       logger,

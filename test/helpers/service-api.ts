@@ -5,7 +5,9 @@ import { buildApi } from "../../src/api/start-api.js";
 import { AccountPauses } from "../../src/queues/account-pauses.js";
 import { DeadLetters } from "../../src/queues/dead-letters.js";
 import { JobControls } from "../../src/queues/job-controls.js";
+import { JobResolutions } from "../../src/queues/job-resolutions.js";
 import { accountQueueName } from "../../src/queues/queue-names.js";
+import { Resolutions } from "../../src/results/resolutions.js";
 import { WebhookDeliveries } from "../../src/webhooks/webhook-deliveries.js";
 import type { ServiceHarness } from "./service.js";
 
@@ -39,6 +41,12 @@ export function serviceApi(h: ServiceHarness, parts: Partial<ApiDeps> = {}) {
       producer: service.producer,
       results: service.results,
       retentionMs: 60_000,
+    }),
+    resolutions: new JobResolutions({
+      connection: h.redis(),
+      prefix,
+      results: service.results,
+      resolutions: new Resolutions(h.redis(), { prefix, retentionMs: 60_000, maxLen: 1_000 }),
     }),
     registry: service.registry,
     logger: service.logger,

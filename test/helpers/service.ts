@@ -3,6 +3,7 @@ import { type Config, loadConfig } from "../../src/config.js";
 import { createLogger } from "../../src/logger.js";
 import type { RedisConnection } from "../../src/redis/connection.js";
 import { type Keyspace, resultsStreamKey } from "../../src/redis/keys.js";
+import type { SandboxOptions } from "../../src/sandbox/index.js";
 import { type Service, startService } from "../../src/service/start-service.js";
 import { useTestRedis } from "./redis.js";
 import { type TestSandbox, useSandbox } from "./sandbox.js";
@@ -43,8 +44,12 @@ export interface ServiceHarness {
  * A whole service (API and workers) on real ports, over a sandbox with two accounts, `alpha`
  * (acct_alpha) and `beta` (acct_beta), and three tokens: one per account and one for both.
  */
-export function useService(env: Record<string, string> = {}): ServiceHarness {
+export function useService(
+  env: Record<string, string> = {},
+  sandboxOptions: SandboxOptions = {},
+): ServiceHarness {
   const sb = useSandbox({
+    ...sandboxOptions,
     settleDelayMs: 20,
     accounts: [
       { accountId: "acct_alpha", apiKey: ALPHA_KEY },
