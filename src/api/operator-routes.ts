@@ -30,12 +30,12 @@ interface DeadLetterSearch {
 async function lookUpBeforeReplay(
   router: ApiRouter,
   account: string,
-  jobId: string,
+  job: Job<JobData>,
   name: string,
 ): Promise<unknown> {
-  const { lookups, queues, results, resolutions } = router.deps;
-  const job = (await queues.get(account)?.getJob(jobId)) as Job<JobData> | undefined;
-  if (lookups === undefined || job === undefined) return undefined;
+  const { lookups, results, resolutions } = router.deps;
+  const jobId = job.id as string;
+  if (lookups === undefined) return undefined;
   const result = await results.get(account, jobId);
   const state = job.data.state;
   const mayHaveReached =
@@ -100,18 +100,21 @@ export function registerOperatorRoutes(router: ApiRouter): void {
       audit({ jobId: params.jobId });
       const account = accountOf(caller, query.account);
       audit({ account });
-      const resolution = await lookUpBeforeReplay(router, account, params.jobId, caller.name);
-      if (resolution !== undefined)
-        return reply.code(200).send({ jobId: params.jobId, account, replayed: false, resolution });
-      let replayed: boolean;
+      let replayed: boolean | { readonly stopped: unknown };
       try {
-        replayed = await deadLetters.replay(account, params.jobId);
+        replayed = await deadLetters.replay(account, params.jobId, (job) =>
+          lookUpBeforeReplay(router, account, job, caller.name),
+        );
       } catch (error) {
         if (error instanceof ReplayConflictError)
           throw new ApiError(409, error.code, error.message);
         throw error;
       }
       if (!replayed) throw notFound(`dead letter ${params.jobId}`);
+      if (replayed !== true)
+        return reply
+          .code(200)
+          .send({ jobId: params.jobId, account, replayed: false, resolution: replayed.stopped });
       return reply.code(202).send({ jobId: params.jobId, account, replayed: true });
     },
   );

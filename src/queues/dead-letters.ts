@@ -116,8 +116,16 @@ export class DeadLetters {
    * result (`needs_reconciliation`: the request may have had its effect) refuses the replay: a
    * resend could create a second resource; such a job is reconciled with the provider instead.
    * The replayed job goes back to the lane it was enqueued in.
+   *
+   * `before`, run under the replay's hold once the job is known to be a dead letter, may stop
+   * the replay with a value of its own (a lookup at the provider that found the payment made):
+   * the replay then answers `{ stopped }` and sends nothing.
    */
-  async replay(account: string, jobId: string): Promise<boolean> {
+  async replay<S>(
+    account: string,
+    jobId: string,
+    before?: (job: Job<JobData>) => Promise<S | undefined>,
+  ): Promise<boolean | { readonly stopped: S }> {
     const lock = replayLockKey(this.#space, account, jobId);
     const token = randomUUID();
     if ((await this.#connection.set(lock, token, "PX", REPLAY_LOCK_MS, "NX")) === null)
@@ -129,6 +137,8 @@ export class DeadLetters {
         const state = await job.getState();
         if (state !== "failed")
           throw new ReplayConflictError(jobId, `it is ${state}, not a dead letter`);
+        const stopped = before === undefined ? undefined : await before(job);
+        if (stopped !== undefined) return { stopped };
         // The replay's outcome becomes the job's new terminal result.
         // The gate's record, or the mark earlier releases kept in the job's state.
         const sent =
