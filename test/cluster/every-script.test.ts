@@ -45,8 +45,12 @@ const ACCOUNTS: Account[] = ["alpha", "beta"];
 
 // One attempt a job, so a provider error makes a dead letter at once; a job over 5,000 NGN
 // waits for a second token's approval.
+// Succeeded payouts are looked up again 1 s after their success; a payout still pending 1 s
+// after its first PENDING ends needs_reconciliation.
 const h = useService({
   MONEYQ_MAX_ATTEMPTS: "1",
+  MONEYQ_RECHECK_AFTER: "1s",
+  MONEYQ_CONFIRM_DEADLINE_MS: "1000",
   MONEYQ_API_TOKENS: JSON.stringify([
     { name: "alpha-ops", token: ALPHA_TOKEN, accounts: ["alpha"] },
     { name: "alpha-checker", token: CHECKERS.alpha, accounts: ["alpha"] },
@@ -182,6 +186,42 @@ async function exerciseEveryScript(account: Account): Promise<void> {
   await cancelScheduledBatch(account);
   await replayDeadLetter(account);
   await pauseOn429(account);
+  await reversedAfterSuccess(account);
+  await resolvedByHand(account);
+}
+
+/** A payout the provider reverses after its success: its re-check records the reversal. */
+async function reversedAfterSuccess(account: Account): Promise<void> {
+  const token = TOKENS[account];
+  const body = bankJob(
+    { idempotencyKey: `every-${account}-reversed` },
+    { accountNumber: "0000000003" },
+  );
+  const jobId = (await h.api("POST", "/v1/jobs", { token, body })).body.jobId as string;
+  await until(
+    () => h.api("GET", `/v1/jobs/${jobId}`, { token }),
+    (r) => r.body?.reversal?.foundBy === "recheck",
+  );
+}
+
+/** A payout that stays pending ends needs_reconciliation, and is resolved by hand. */
+async function resolvedByHand(account: Account): Promise<void> {
+  const token = TOKENS[account];
+  const body = bankJob(
+    { idempotencyKey: `every-${account}-pending` },
+    { accountNumber: "0000000002" },
+  );
+  const jobId = (await h.api("POST", "/v1/jobs", { token, body })).body.jobId as string;
+  const done = await until(
+    () => h.api("GET", `/v1/jobs/${jobId}`, { token }),
+    (r) => r.body?.result?.result === "needs_reconciliation",
+  );
+  expect(done.body.result.code).toBe("confirm_deadline");
+  const resolved = await h.api("POST", `/v1/jobs/${jobId}/resolve`, {
+    token,
+    body: { result: "failed", note: "never paid, per the provider's support" },
+  });
+  expect(resolved.status).toBe(200);
 }
 
 /** A batch whose submission stalls past a third of its lease, so the lease is renewed. */
