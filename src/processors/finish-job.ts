@@ -56,9 +56,17 @@ export function finishJob(
  * What a payout's re-checks need, if its kind is re-checked after success: its sub-account, and
  * whether one is due at once.
  */
-function recheckTarget(envelope: JobEnvelope, reversed: boolean): RecheckTarget | undefined {
-  if (!(JOB_KINDS[envelope.kind] as { rechecked?: boolean }).rechecked) return undefined;
-  const params = (envelope.request as { params?: { subAccountId?: unknown } }).params;
+function recheckTarget(
+  envelope: JobEnvelope,
+  ending: Ending,
+  reversed: boolean,
+): RecheckTarget | undefined {
+  // Only a success is re-checked; a job whose envelope failed its checks may lack any part.
+  if (ending.result !== "succeeded") return undefined;
+  if ((JOB_KINDS[envelope.kind] as { rechecked?: boolean } | undefined)?.rechecked !== true) {
+    return undefined;
+  }
+  const params = (envelope.request as { params?: { subAccountId?: unknown } } | undefined)?.params;
   const subAccountId = typeof params?.subAccountId === "string" ? params.subAccountId : undefined;
   return { subAccountId, now: reversed };
 }
@@ -74,7 +82,7 @@ async function recordResult(
   const now = Date.now();
   const result = resultOf(job, envelope, ending, now);
   const first = await deps.results.emit(result, {
-    recheck: recheckTarget(envelope, reversed),
+    recheck: recheckTarget(envelope, ending, reversed),
     money: rowMoney(envelope.request),
   });
   const recorded = first

@@ -29,7 +29,9 @@ describe("status words", () => {
     [D, "cancelled", "failed"],
     [D, "DECLINED", "failed"],
     [D, "PROCESSING", "unknown"],
-    [D, "REVERSED", "unknown"],
+    [D, "REVERSED", "reversed"],
+    [D, "RETURNED", "reversed"],
+    [D, "CHARGEBACK", "unknown"],
     [caseSensitive, "SUCCESSFUL", "succeeded"],
     [caseSensitive, "successful", "unknown"],
     [FOREIGN_PROFILE, "PROCESSING", "pending"],
@@ -212,8 +214,12 @@ describe("refusal rules and list shapes", () => {
       id: "id",
       status: "transfer.state",
       failureReason: "failureReason",
+      reversedBy: "reversedBy",
     });
-    expect(listItemPaths(D, "listOrders")).toEqual(D.answers.getOrder);
+    expect(listItemPaths(D, "listOrders")).toEqual({
+      ...D.answers.getOrder,
+      reversedBy: "reversedBy",
+    });
   });
 
   it("the sandbox in such a dialect wraps its lookups and lists items at the list's own paths", () => {

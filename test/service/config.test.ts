@@ -358,6 +358,7 @@ describe("loadConfig", () => {
       batchesOver: { NGN: "1000.50" },
       jobsOver: {},
       expiresAfterMs: 60_000,
+      resolutionsBySecondPerson: false,
     });
     expect(issuesOf(policies([{ account: "nobody", batches: "all" }]))).toEqual([
       {
@@ -366,7 +367,10 @@ describe("loadConfig", () => {
       },
     ]);
     expect(issuesOf(policies([{ account: "default" }]))).toEqual([
-      { variable: "MONEYQ_APPROVAL_POLICIES[0]", rule: "give batches, batchesOver or jobsOver" },
+      {
+        variable: "MONEYQ_APPROVAL_POLICIES[0]",
+        rule: "give batches, batchesOver, jobsOver or resolutions",
+      },
     ]);
     expect(issuesOf(policies([{ account: "default", batchesOver: { NGN: "1e5" } }]))).toEqual([
       {

@@ -123,7 +123,7 @@ const CASES: Case[] = [
     what: "an approval policy without a rule",
     env: () => ({ MONEYQ_APPROVAL_POLICIES: JSON.stringify([{ account: "default" }]) }),
     variable: "MONEYQ_APPROVAL_POLICIES[0]",
-    rule: /give batches, batchesOver or jobsOver/,
+    rule: /give batches, batchesOver, jobsOver or resolutions/,
   },
   {
     what: "a provider profile that is not there",
