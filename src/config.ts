@@ -4,6 +4,12 @@ import { z } from "zod";
 import { toFieldIssues } from "./contract/field-issues.js";
 import { allowedRangeProblem, blockedWebhookHost } from "./net/address-guard.js";
 import { isClusterUrl, parseClusterUrl } from "./net/redis-url.js";
+import {
+  amountUnits,
+  type CurrencyLimits,
+  type VelocityLimit,
+  type VelocityLimits,
+} from "./outflow/velocity-limits.js";
 import { loadProviderProfile } from "./provider/load-profile.js";
 import { DEFAULT_PROVIDER_PROFILE, type ProviderProfile } from "./provider/profile.js";
 
@@ -53,8 +59,21 @@ export interface Config {
   readonly metrics: MetricsConfig;
   /** Each account's approval policy, by alias; an account without one needs no approval. */
   readonly approvals: ReadonlyMap<string, ApprovalPolicy>;
+  /** Velocity limits and insufficient funds holds (docs/safety.md). */
+  readonly outflow: OutflowConfig;
   /** OpenTelemetry traces of every job; undefined (nothing of OpenTelemetry loaded) when off. */
   readonly tracing: TracingConfig | undefined;
+}
+
+/** Outflow safety (docs/safety.md). */
+export interface OutflowConfig {
+  /** Each account's velocity limits, by currency; none by default. */
+  readonly velocity: VelocityLimits;
+  /**
+   * How long a currency's lane held for insufficient funds waits before it tries again by
+   * itself (ms); undefined: until an operator resumes it.
+   */
+  readonly fundsRetryMs: number | undefined;
 }
 
 /** Books after success (docs/reconciliation.md). */
@@ -293,6 +312,8 @@ export const KNOWN_VARIABLES = [
   "MONEYQ_API_IDLE_TIMEOUT_MS",
   "MONEYQ_API_TOKENS",
   "MONEYQ_APPROVAL_POLICIES",
+  "MONEYQ_VELOCITY_LIMITS",
+  "MONEYQ_INSUFFICIENT_FUNDS_RETRY",
   "MONEYQ_METRICS_HOST",
   "MONEYQ_METRICS_PORT",
   "MONEYQ_METRICS_CACHE_MS",
@@ -450,12 +471,8 @@ export function loadConfig(env: Env = process.env): Config {
   const webhook = readWebhook(read);
   const accounts = readAllAccounts(read, basics);
   const api = readApi(read, basics.paymentsApiUrl, accounts);
-  const approvals = readApprovals(
-    read,
-    embeddedUpstream({ paymentsApiUrl: basics.paymentsApiUrl })
-      ? [DEFAULT_ACCOUNT_ALIAS]
-      : accounts.map((a) => a.alias),
-  );
+  const approvals = readApprovals(read, aliasesWithPolicies(basics, accounts));
+  const outflow = readOutflow(read, aliasesWithPolicies(basics, accounts));
   const metrics: MetricsConfig = Object.freeze({
     host: read.host("MONEYQ_METRICS_HOST"),
     port: read.port("MONEYQ_METRICS_PORT"),
@@ -488,8 +505,19 @@ export function loadConfig(env: Env = process.env): Config {
     api,
     metrics,
     approvals,
+    outflow,
     tracing,
   });
+}
+
+/** The accounts a policy may name: the configured ones, or the embedded sandbox's. */
+function aliasesWithPolicies(
+  basics: { readonly paymentsApiUrl: string | undefined },
+  accounts: readonly AccountConfig[],
+): string[] {
+  return embeddedUpstream({ paymentsApiUrl: basics.paymentsApiUrl })
+    ? [DEFAULT_ACCOUNT_ALIAS]
+    : accounts.map((a) => a.alias);
 }
 
 /** Any other `MONEYQ_*` variable is a typo, and fails start. */
@@ -815,10 +843,13 @@ function checkKeyPattern(
 }
 
 /** Amounts as decimal text by currency code: an approval policy's thresholds. */
-const amountsByCurrency = z.record(
-  matching(/^[A-Z]{3,10}$/, "must be a currency code (3 to 10 capital letters)"),
-  matching(/^\d{1,15}(\.\d{1,8})?$/, 'must be an amount as decimal text, such as "10000.00"'),
+const currencyCode = matching(/^[A-Z]{3,10}$/, "must be a currency code (3 to 10 capital letters)");
+const decimalAmount = matching(
+  /^\d{1,15}(\.\d{1,8})?$/,
+  'must be an amount as decimal text, such as "10000.00"',
 );
+
+const amountsByCurrency = z.record(currencyCode, decimalAmount);
 
 const ApprovalEntry = z
   .strictObject({
@@ -845,6 +876,79 @@ const ApprovalEntry = z
       a.resolutions !== undefined,
     { message: "give batches, batchesOver, jobsOver or resolutions" },
   );
+
+const VelocityWindow = z
+  .strictObject({ amount: decimalAmount.optional(), count: z.int().min(0).optional() })
+  .refine((w) => w.amount !== undefined || w.count !== undefined, {
+    message: "give amount, count or both",
+  });
+
+const VelocityEntry = z
+  .strictObject({
+    account: z.string(),
+    currency: currencyCode,
+    perHour: VelocityWindow.optional(),
+    perDay: VelocityWindow.optional(),
+    perBeneficiaryPerDay: VelocityWindow.optional(),
+  })
+  .refine(
+    (e) =>
+      e.perHour !== undefined || e.perDay !== undefined || e.perBeneficiaryPerDay !== undefined,
+    { message: "give perHour, perDay or perBeneficiaryPerDay" },
+  );
+
+function velocityLimit(w: z.infer<typeof VelocityWindow> | undefined): VelocityLimit | undefined {
+  if (w === undefined) return undefined;
+  return Object.freeze({
+    ...(w.amount !== undefined && { amount: w.amount, units: amountUnits(w.amount) }),
+    ...(w.count !== undefined && { count: w.count }),
+  });
+}
+
+/** MONEYQ_VELOCITY_LIMITS (a JSON array, an entry per account and currency) and the funds retry. */
+function readOutflow(read: EnvReader, aliases: readonly string[]): OutflowConfig {
+  const velocity = new Map<string, Map<string, CurrencyLimits>>();
+  const variable = "MONEYQ_VELOCITY_LIMITS";
+  const listed = read.text(variable);
+  const entries =
+    listed === undefined
+      ? []
+      : readJsonList(listed, variable, VelocityEntry, "velocity limits", read.issues);
+  entries?.forEach((entry, index) => {
+    const where = `${variable}[${index}]`;
+    const byCurrency = velocity.get(entry.account) ?? new Map<string, CurrencyLimits>();
+    if (!aliases.includes(entry.account))
+      read.issues.push({
+        variable: `${where}.account`,
+        rule: `no account "${entry.account}" is configured`,
+      });
+    else if (byCurrency.has(entry.currency))
+      read.issues.push({
+        variable: `${where}.currency`,
+        rule: `account "${entry.account}" has ${entry.currency} limits already`,
+      });
+    byCurrency.set(
+      entry.currency,
+      Object.freeze({
+        perHour: velocityLimit(entry.perHour),
+        perDay: velocityLimit(entry.perDay),
+        perBeneficiaryPerDay: velocityLimit(entry.perBeneficiaryPerDay),
+      }),
+    );
+    velocity.set(entry.account, byCurrency);
+  });
+  const retry = read.check(
+    "MONEYQ_INSUFFICIENT_FUNDS_RETRY",
+    z.string().refine((t) => t === "off" || (durationMs(t) ?? 0) >= 1_000, {
+      message: `must be off, or ${DURATION_RULE}, at least 1s`,
+    }),
+    "off",
+  );
+  return Object.freeze({
+    velocity,
+    fundsRetryMs: retry === "off" ? undefined : durationMs(retry),
+  });
+}
 
 /** MONEYQ_APPROVAL_POLICIES: a JSON array, an entry per account that needs approvals. */
 function readApprovals(

@@ -4,6 +4,7 @@ import type { Registry } from "prom-client";
 import type { Batches } from "../batches/batches.js";
 import type { ApiToken } from "../config.js";
 import type { Logger } from "../logger.js";
+import type { LaneHolds } from "../outflow/lane-holds.js";
 import type { ProviderLookups } from "../processors/provider-lookup.js";
 import type { AccountPauses } from "../queues/account-pauses.js";
 import type { DeadLetters } from "../queues/dead-letters.js";
@@ -42,6 +43,8 @@ export interface ApiDeps {
   readonly jobs: JobControls;
   /** Resolve by hand a job left to reconciliation (or failed), with a second person's approval. */
   readonly resolutions: JobResolutions;
+  /** Currency lanes held by a velocity limit or insufficient funds (docs/safety.md). */
+  readonly laneHolds: LaneHolds;
   /**
    * Lookups at the provider before a dead letter that may have reached it is replayed; without
    * them (no provider to ask), a replay sends as asked.

@@ -124,6 +124,19 @@ export const DeadLetterQuery = AccountListQuery.extend({
 
 export const AccountParams = z.strictObject({ alias: account });
 
+/** An account's currency lane: /v1/accounts/{alias}/holds/{currency}/... */
+export const LaneParams = z.strictObject({
+  alias: account,
+  currency: z
+    .string()
+    .regex(/^[A-Z]{3,10}$/, { message: "must be a currency code (3 to 10 capital letters)" }),
+});
+
+/** Which hold of a lane a cancel ends. */
+export const HoldCancelBody = z.strictObject({
+  cause: z.enum(["velocity", "insufficient_funds"]),
+});
+
 /** POST /v1/jobs/{jobId}/resolve: what the provider did, a note, and its id where known. */
 export const ResolveBody = z.strictObject({
   result: z.enum(["succeeded", "failed"]),

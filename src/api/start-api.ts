@@ -3,6 +3,7 @@ import { type ApiRouter, createApiRouter } from "./api-app.js";
 import type { ApiDeps } from "./api-deps.js";
 import { registerBatchRoutes } from "./batch-routes.js";
 import { registerConsoleRoutes } from "./console-routes.js";
+import { registerHoldRoutes } from "./hold-routes.js";
 import { registerJobRoutes } from "./job-routes.js";
 import { registerOperatorRoutes } from "./operator-routes.js";
 import { registerResolutionRoutes } from "./resolution-routes.js";
@@ -29,6 +30,7 @@ export function buildApi(deps: ApiDeps): ApiRouter {
   registerSystemRoutes(router, () => closing);
   registerJobRoutes(router);
   registerResolutionRoutes(router);
+  registerHoldRoutes(router);
   registerBatchRoutes(router);
   registerOperatorRoutes(router);
   registerWebhookRoutes(router);

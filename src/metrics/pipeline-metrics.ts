@@ -29,6 +29,8 @@ export interface PipelineMetrics {
   readonly reversals: Counter<"account" | "found_by">;
   readonly rechecks: Counter<"account" | "outcome">;
   readonly sweepErrors: Counter<"account">;
+  readonly outflowHolds: Counter<"account" | "currency" | "cause">;
+  readonly outflowHoldsBegun: Counter<"account" | "currency" | "cause">;
 }
 
 /**
@@ -116,6 +118,16 @@ export function createPipelineMetrics(
       "moneyq_rechecks_total",
       "Lookups of succeeded payouts after their success: unchanged, reversed, or error (looked up again later).",
       ["account", "outcome"],
+    ),
+    outflowHolds: counter(
+      "moneyq_outflow_held_total",
+      "Payout requests held before they were sent: cause velocity (a velocity limit) or insufficient_funds (their currency's lane is held).",
+      ["account", "currency", "cause"],
+    ),
+    outflowHoldsBegun: counter(
+      "moneyq_outflow_holds_total",
+      "Holds of an account's currency lane that began: cause velocity or insufficient_funds.",
+      ["account", "currency", "cause"],
     ),
     sweepErrors: counter(
       "moneyq_reconciliation_sweep_errors_total",

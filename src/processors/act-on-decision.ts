@@ -7,6 +7,7 @@ import { finishJob } from "./finish-job.js";
 import { dropSentRecord, pauseWorker } from "./job-moves.js";
 import type { JobRun } from "./job-run.js";
 import { confirmLater, reconcileLater } from "./look-up-later.js";
+import { holdForFunds } from "./outflow-hold.js";
 import type { ProcessorDeps } from "./processor-deps.js";
 import { retryWithSameKey } from "./retry-with-same-key.js";
 
@@ -74,6 +75,8 @@ export async function actOnDecision(
       return pauseForProviderLimit(deps, worker, run, action.delayMs, action.askedMs);
     case "pause_account":
       return pauseAccount(deps, run, action.message);
+    case "hold_funds":
+      return holdForFunds(deps, run, action.message);
     case "retry":
       return retryWithSameKey(deps, run, decision, action.reason);
   }

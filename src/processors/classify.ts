@@ -3,6 +3,7 @@ import {
   PaymentsError,
   PaymentsIdempotencyInFlightError,
   PaymentsIdempotencyKeyReusedError,
+  PaymentsInsufficientFundsError,
   PaymentsInvalidRequestError,
   PaymentsNotFoundError,
   PaymentsRateLimitError,
@@ -39,6 +40,11 @@ export interface ClassifyContext {
    * `possiblySent`.
    */
   readonly sentBefore: boolean;
+  /**
+   * A refusal for insufficient funds holds the job and its currency's lane instead of failing
+   * it (payouts: docs/safety.md).
+   */
+  readonly holdsOnFunds?: boolean;
 }
 
 /** Why an attempt is retried: a passing failure of the client's table, or an error of none. */
@@ -50,6 +56,8 @@ export type Action =
   | { readonly type: "reject"; readonly code: string; readonly message: string }
   | { readonly type: "confirm" }
   | { readonly type: "pause_account"; readonly message: string }
+  /** Refused for insufficient funds: held, with its currency's lane, until funds come. */
+  | { readonly type: "hold_funds"; readonly message: string }
   | {
       readonly type: "rate_limit";
       /** How long the account pauses: the provider's Retry-After within bounds. */
@@ -143,6 +151,10 @@ export function classify(outcome: Outcome, ctx: ClassifyContext): Action {
   }
   if (error instanceof PaymentsIdempotencyKeyReusedError) {
     return { type: "fail", code: error.code, message: error.message };
+  }
+  // A definite refusal of a first send: nothing moved, so the same key may be sent again later.
+  if (error instanceof PaymentsInsufficientFundsError && ctx.holdsOnFunds === true) {
+    return { type: "hold_funds", message: error.message };
   }
   // A lookup that cannot see the resource yet, or fails for a passing reason: look again later.
   if (ctx.phase === "confirm") {

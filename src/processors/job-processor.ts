@@ -9,6 +9,7 @@ import { classify } from "./classify.js";
 import { deadLetter, type Ending, finishJob } from "./finish-job.js";
 import { handBack, stopIfAborted } from "./job-moves.js";
 import { classifyContextOf, type JobRun, jobFacts, markedSent, startRun } from "./job-run.js";
+import { holdForOutflow } from "./outflow-hold.js";
 import type { ProcessorDeps } from "./processor-deps.js";
 import { holdKeyOf, type SlotAnswer, SlotTaker, slotRequestOf } from "./take-slot.js";
 import { checkJob, earlierResult } from "./validate-job.js";
@@ -31,6 +32,8 @@ async function noSlot(
 ): Promise<void> {
   const { job, token, envelope } = run;
   const holdKey = holdKeyOf(envelope, job.id as string, deps.keyspace);
+  if (typeof slot === "object" && "outflowHeld" in slot)
+    return holdForOutflow(deps, run, slot.outflowHeld);
   if (typeof slot === "object") {
     const heldSet =
       envelope.batchId === undefined
@@ -86,7 +89,11 @@ export function createJobProcessor(deps: ProcessorDeps, worker: () => Worker) {
     if (markedSent(run)) return finishJob(deps, job, run.envelope, STOPPED_AFTER_SEND);
 
     const slot = await deps.tracer.span(SPAN.rateGate, facts, async (notes) => {
-      const answer = await slots.take(job, signal, slotRequestOf(run, deps.keyspace));
+      const answer = await slots.take(
+        job,
+        signal,
+        slotRequestOf(run, deps.keyspace, deps.outflow.velocity),
+      );
       notes.note({ [ATTR.gateAnswer]: typeof answer === "object" ? "held" : answer });
       return answer;
     });

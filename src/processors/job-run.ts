@@ -1,6 +1,7 @@
 import type { Job } from "bullmq";
 import type { PaymentsClient } from "../client/payments-client.js";
 import type { AccountConfig } from "../config.js";
+import { isOutflow } from "../outflow/outflow-check.js";
 import { type JobData, type JobState, mayHaveBeenSent } from "../queues/job-data.js";
 import type { JobEnvelope } from "../queues/job-envelope.js";
 import { JOB_KINDS, type JobKindSpec } from "../queues/job-kinds.js";
@@ -97,5 +98,6 @@ export function classifyContextOf(run: JobRun): ClassifyContext {
         : job.attemptsMade + 1 >= attempts,
     possiblySent: state.possiblySent === true,
     sentBefore: run.sentEarlier,
+    holdsOnFunds: isOutflow(run.envelope.kind),
   };
 }

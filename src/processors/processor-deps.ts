@@ -1,7 +1,8 @@
 import type { PaymentsClient } from "../client/payments-client.js";
-import type { AccountConfig, BooksConfig, PipelineConfig } from "../config.js";
+import type { AccountConfig, BooksConfig, OutflowConfig, PipelineConfig } from "../config.js";
 import type { Logger } from "../logger.js";
 import type { PipelineMetrics } from "../metrics/pipeline-metrics.js";
+import type { LaneHolds } from "../outflow/lane-holds.js";
 import type { AccountPauses } from "../queues/account-pauses.js";
 import type { WorkHolds } from "../queues/work-holds.js";
 import type { Keyspace } from "../redis/keys.js";
@@ -28,6 +29,9 @@ export interface ProcessorDeps {
   readonly pipeline: PipelineConfig;
   /** Re-checks after success (docs/reconciliation.md). */
   readonly books: BooksConfig;
+  /** Velocity limits and insufficient funds holds (docs/safety.md). */
+  readonly outflow: OutflowConfig;
+  readonly laneHolds: LaneHolds;
   /** Where moneyq's keys live: batches and holds are looked up there. */
   readonly keyspace: Keyspace;
   readonly metrics: PipelineMetrics;

@@ -1,7 +1,16 @@
+import type { OutflowCheck } from "../outflow/outflow-check.js";
 import { LANE_PRIORITY, type Lane } from "../queues/lanes.js";
 import { Coalescer } from "../redis/coalescer.js";
 import type { RedisConnection } from "../redis/connection.js";
-import { accountPauseKey, bullKeys, type Keyspace, keyspace, rateKeys } from "../redis/keys.js";
+import {
+  accountPauseKey,
+  bullKeys,
+  type Keyspace,
+  keyspace,
+  outflowKeys,
+  rateKeys,
+  velocityKeys,
+} from "../redis/keys.js";
 import { RedisClock } from "../redis/redis-clock.js";
 import { ReplicaWaits } from "../redis/replica-waits.js";
 import { CLEAR_SLOTS } from "../redis/scripts/clear-slots.js";
@@ -27,7 +36,21 @@ export interface SlotOptions {
    * when its "sent" field is set, which is set as the request leaves. Kept as long as the job.
    */
   readonly sentKey?: string;
+  /** A payout's submission: its currency's lane hold and velocity limits are checked too. */
+  readonly outflow?: OutflowCheck;
 }
+
+/** Why the gate holds a payout's request (docs/safety.md). */
+export type OutflowHold =
+  | {
+      readonly cause: "velocity";
+      /** Until the window makes room. */
+      readonly ms: number;
+      /** Set when this request began the currency's velocity hold: by which limit. */
+      readonly began?: "currency" | "beneficiary";
+    }
+  /** `ms` left of the hold, or 0 until an operator resumes the lane. */
+  | { readonly cause: "insufficient_funds"; readonly ms: number };
 
 export type Reservation =
   /**
@@ -52,7 +75,8 @@ export type Reservation =
   | { readonly reserved: false; readonly alreadySent: true }
   | { readonly reserved: false; readonly yielded: true }
   /** The job's batch holds it (awaiting approval, or scheduled): `ms`, or 0 until approved. */
-  | { readonly reserved: false; readonly batchHeldMs: number };
+  | { readonly reserved: false; readonly batchHeldMs: number }
+  | { readonly reserved: false; readonly outflowHeld: OutflowHold };
 
 export type Clearance =
   | { readonly clear: true }
@@ -188,6 +212,7 @@ export class RateGate {
     const rateKey = rate.slot;
     const interval = (1000 + this.#marginMs) / perSecond;
     const lead = this.#clock.roundTripMs() + CLEARANCE_SPARE_MS;
+    const outflow = outflowKeys(this.#space, account);
     const keys = [
       rateKey,
       rate.lanes,
@@ -196,6 +221,9 @@ export class RateGate {
       queueKey === "" ? rate.noQueue : bullKeys.prioritized(queueKey),
       rate.yielded,
       rate.bulkAhead,
+      outflow.laneHolds,
+      outflow.held,
+      outflow.passes,
     ];
     const args = [
       String(interval),
@@ -206,9 +234,11 @@ export class RateGate {
       // How long a waiting bulk request, or a hand-back, counts: a few slots, 50 ms at least.
       String(Math.max(50, 3 * interval)),
       String(lead),
+      String(requests.length),
     ];
+    const logKeys: string[] = [];
     for (const r of requests) {
-      const { lock, sentKey, lane = "urgent" } = r.options;
+      const { lock, sentKey, lane = "urgent", outflow: check } = r.options;
       keys.push(r.holdKey ?? rateKey, lock?.key ?? rateKey, sentKey ?? rateKey);
       args.push(
         String(r.weight),
@@ -216,8 +246,11 @@ export class RateGate {
         r.holdKey === undefined ? "0" : "1",
         lock?.token ?? "",
         sentKey === undefined ? "0" : "1",
+        check === undefined ? "" : this.#outflowSpec(account, check, keys.length, logKeys),
+        check?.jobId ?? "",
       );
     }
+    keys.push(...logKeys);
     const sentAt = performance.now();
     const answer = await this.#redis.moneyqReserveSlots(keys.length, ...keys, ...args);
     const answeredAt = performance.now();
@@ -231,6 +264,29 @@ export class RateGate {
       if (!reservation.reserved) return reservation;
       return this.#timed(reservation, sentAt, answeredAt, lead, r.options.sentKey !== undefined);
     });
+  }
+
+  /**
+   * A payout request's outflow spec for RESERVE_SLOTS: its currency, units and limits, each
+   * limit's log and totals appended to `logKeys`, named by their KEYS index (1-based, after the
+   * `keyCount` keys before them).
+   */
+  #outflowSpec(account: string, check: OutflowCheck, keyCount: number, logKeys: string[]): string {
+    const parts = [check.currency, String(check.units), String(check.limits.length)];
+    for (const limit of check.limits) {
+      const { log, totals } = velocityKeys(
+        this.#space,
+        account,
+        check.currency,
+        limit.windowMs,
+        limit.beneficiary,
+      );
+      logKeys.push(log, totals);
+      const at = keyCount + logKeys.length;
+      parts.push(String(at - 1), String(at), String(limit.windowMs));
+      parts.push(String(limit.maxUnits), String(limit.maxCount), limit.scope);
+    }
+    return parts.join(" ");
   }
 
   /**
@@ -323,6 +379,19 @@ function reservationOf(
       return { reserved: false, alreadySent: true };
     case 8:
       return { reserved: false, batchHeldMs: Math.max(0, Math.ceil(value)) };
+    case 9: {
+      const began = at === 1 ? "currency" : at === 2 ? "beneficiary" : undefined;
+      const ms = Math.max(1, Math.ceil(value));
+      return {
+        reserved: false,
+        outflowHeld: { cause: "velocity", ms, ...(began !== undefined && { began }) },
+      };
+    }
+    case 10:
+      return {
+        reserved: false,
+        outflowHeld: { cause: "insufficient_funds", ms: Math.max(0, Math.ceil(value)) },
+      };
     default:
       return { reserved: false, retryInMs: Math.max(1, Math.ceil(value)) };
   }

@@ -6,6 +6,7 @@ import type { AccountConfig, Config } from "../config.js";
 import type { Logger } from "../logger.js";
 import { countErrors } from "../metrics/error-metrics.js";
 import { createPipelineMetrics, type PipelineMetrics } from "../metrics/pipeline-metrics.js";
+import { LaneHolds } from "../outflow/lane-holds.js";
 import type { ProviderAdapter } from "../provider/adapter.js";
 import { AccountPauses } from "../queues/account-pauses.js";
 import { AccountQueues } from "../queues/account-queues.js";
@@ -155,6 +156,8 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
     pauses,
     pipeline: config.pipeline,
     books: config.books,
+    outflow: config.outflow,
+    laneHolds: new LaneHolds(connection, results.keyspace),
     keyspace: results.keyspace,
     metrics,
     logger,

@@ -1,4 +1,6 @@
 import type { Job, Worker } from "bullmq";
+import { outflowCheckOf } from "../outflow/outflow-check.js";
+import type { VelocityLimits } from "../outflow/velocity-limits.js";
 import type { JobEnvelope } from "../queues/job-envelope.js";
 import type { Lane } from "../queues/lanes.js";
 import { laneOfPriority } from "../queues/lanes.js";
@@ -7,7 +9,7 @@ import { backToWait, pauseWorker, sleep, stopIfAborted } from "./job-moves.js";
 import type { JobRun } from "./job-run.js";
 import { LockLostError } from "./locked-writes.js";
 import type { ProcessorDeps } from "./processor-deps.js";
-import type { SlotOptions } from "./rate-gate.js";
+import type { OutflowHold, SlotOptions } from "./rate-gate.js";
 
 /**
  * A process's first requests leave late (cold code, new connections), so each takes two slots
@@ -29,9 +31,15 @@ export interface SlotRequest {
 
 /**
  * "send" now; or the job ends: it (or its batch) was cancelled, or its request already left;
- * or its hold (its batch's, or its own) keeps it (`heldMs`, 0 until it is approved).
+ * or its hold (its batch's, or its own) keeps it (`heldMs`, 0 until it is approved); or its
+ * currency's lane or a velocity limit holds it (a payout).
  */
-export type SlotAnswer = "send" | "cancelled" | "already_sent" | { readonly heldMs: number };
+export type SlotAnswer =
+  | "send"
+  | "cancelled"
+  | "already_sent"
+  | { readonly heldMs: number }
+  | { readonly outflowHeld: OutflowHold };
 
 type SlotDeps = Pick<
   ProcessorDeps,
@@ -45,9 +53,14 @@ export function holdKeyOf(envelope: JobEnvelope, jobId: string, space: Keyspace)
     : batchKeys(space, envelope.account, envelope.batchId).meta;
 }
 
-/** What a run asks of the gate: its account's rate, its lane, its lock and its "sent" record. */
-export function slotRequestOf(run: JobRun, space: Keyspace): SlotRequest {
+/**
+ * What a run asks of the gate: its account's rate, its lane, its lock, its "sent" record and,
+ * for a payout's submission, its outflow checks.
+ */
+export function slotRequestOf(run: JobRun, space: Keyspace, velocity: VelocityLimits): SlotRequest {
   const { job, token, envelope, state, sentKey } = run;
+  const outflow =
+    state.phase === "submit" ? outflowCheckOf(envelope, job.id as string, velocity) : undefined;
   // A submission keeps the lane it was enqueued in; confirming and reconciling are lookups.
   const lane: Lane = state.phase === "submit" ? laneOfPriority(job.priority) : "lookup";
   // Only a request never sent can be held or cancelled (the gate checks "sent" first).
@@ -60,6 +73,7 @@ export function slotRequestOf(run: JobRun, space: Keyspace): SlotRequest {
       queueKey: job.queueQualifiedName,
       ...(token !== undefined && { lock: { key: lockKeyOf(job), token } }),
       ...(sentKey !== undefined && { sentKey }),
+      ...(outflow !== undefined && { outflow }),
     },
   };
 }
@@ -100,6 +114,7 @@ export class SlotTaker {
         if ("cancelled" in slot) return "cancelled";
         if ("alreadySent" in slot) return "already_sent";
         if ("batchHeldMs" in slot) return { heldMs: slot.batchHeldMs };
+        if ("outflowHeld" in slot) return { outflowHeld: slot.outflowHeld };
         if ("lockLost" in slot) throw new LockLostError(job.id);
         // A job of another lane waits to be fetched (a lookup or urgent job, or bulk's turn
         // under the cap): this job makes room for it, back at the head of its lane.

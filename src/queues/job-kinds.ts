@@ -26,6 +26,11 @@ export interface JobKindSpec {
   readonly request: z.ZodType;
   /** A payout whose success is looked up again later, for a reversal or return. */
   readonly rechecked?: boolean;
+  /**
+   * Money leaves the account to a beneficiary: velocity limits count it, and a refusal for
+   * insufficient funds holds it with its currency's lane (docs/safety.md).
+   */
+  readonly outflow?: boolean;
 }
 
 /** Every job kind moneyq processes: the one table producers and processors read. */
@@ -35,6 +40,7 @@ export const JOB_KINDS = {
     idempotent: true,
     lookup: "transaction",
     rechecked: true,
+    outflow: true,
     request: z.strictObject({ body: WithdrawToBankBody }),
   },
   "payout.momo": {
@@ -42,6 +48,7 @@ export const JOB_KINDS = {
     idempotent: true,
     lookup: "transaction",
     rechecked: true,
+    outflow: true,
     // 4.2, 4.4, 4.5, 4.6: which fields are required is the provider profile's to say.
     request: z.strictObject({ body: WithdrawToMobileMoneyBody.partial() }),
   },
@@ -50,6 +57,7 @@ export const JOB_KINDS = {
     idempotent: true,
     lookup: "stable-transaction",
     rechecked: true,
+    outflow: true,
     request: z.strictObject({ params: SubAccountParams, body: WithdrawStableBody.partial() }),
   },
   "funding.wallet": {

@@ -155,6 +155,39 @@ export function rateKeys(space: Keyspace, account: string) {
   };
 }
 
+/**
+ * An account's outflow safety (docs/safety.md): its currencies' lane holds (hash: currency ->
+ * `insufficient_funds|untilMs`, `velocity:<currency>` -> until when a velocity hold lasts), the
+ * jobs they hold (zset of `cause|currency|jobId` by time), the jobs an operator's release lets
+ * past the velocity limits once (set), and the audit trail of releases, resumes and cancels
+ * (stream).
+ */
+export function outflowKeys(space: Keyspace, account: string) {
+  const base = `${space.prefix}:outflow:${accountTag(space, account)}`;
+  return {
+    laneHolds: `${base}:lane-holds`,
+    held: `${base}:held`,
+    passes: `${base}:passes`,
+    audit: `${base}:audit`,
+  };
+}
+
+/**
+ * A velocity limit's log (zset of `jobId:units` by time) and totals (hash: n, u) for one
+ * currency and rolling window, or one beneficiary's (a hash of its identity, never the data).
+ */
+export function velocityKeys(
+  space: Keyspace,
+  account: string,
+  currency: string,
+  windowMs: number,
+  beneficiary?: string,
+) {
+  const scope = beneficiary === undefined ? "" : `:b:${beneficiary}`;
+  const log = `${space.prefix}:velocity:${accountTag(space, account)}:${currency}:${windowMs}${scope}`;
+  return { log, totals: `${log}:totals` };
+}
+
 /** Set while an operator (or a refused key) holds the account paused: why and since when. */
 export function accountPauseKey(space: Keyspace, account: string): string {
   return `${space.prefix}:paused:${accountTag(space, account)}`;

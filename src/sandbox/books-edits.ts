@@ -220,6 +220,32 @@ export function externalDebit(
   accountId: string,
   debit: ExternalDebit,
 ): BooksChange {
+  return outsideTransaction(state, accountId, debit, "DEBIT");
+}
+
+/**
+ * Money paid into the account's wallet from outside (a bank transfer funding it): a SUCCESSFUL
+ * CREDIT, so a wallet that ran out can pay again.
+ */
+export function topUp(
+  state: SandboxState,
+  accountId: string,
+  credit: { readonly amount: number; readonly currency: Currency },
+): BooksChange {
+  return outsideTransaction(
+    state,
+    accountId,
+    { ...credit, narration: "top-up (outside the API)" },
+    "CREDIT",
+  );
+}
+
+function outsideTransaction(
+  state: SandboxState,
+  accountId: string,
+  debit: ExternalDebit,
+  type: "DEBIT" | "CREDIT",
+): BooksChange {
   if (!state.accounts.has(accountId))
     throw new SandboxError(404, "not_found", `account ${accountId} not found`);
   const wallet = state.walletOf(accountId, debit.currency);
@@ -229,7 +255,7 @@ export function externalDebit(
   const status = debit.status ?? "SUCCESSFUL";
   const t = newTransaction(state, contextOf(state, accountId, null), {
     walletId: wallet.walletId,
-    type: "DEBIT",
+    type,
     channel: debit.channel ?? "bank",
     amountMinor: fiatToMinor(debit.amount),
     currency: debit.currency,
@@ -255,7 +281,7 @@ export function externalDebit(
     at: state.clock.iso(),
     accountId,
     transactionId: t.transactionId,
-    action: "external_debit",
+    action: type === "DEBIT" ? "external_debit" : "top_up",
     after: factsOf(t),
   });
   return changeOf(edit, t);

@@ -51,6 +51,7 @@ const ExternalDebit = z.strictObject({
   narration: narration.optional(),
 });
 const Transfer = z.strictObject({ amount: z.number().gt(0) });
+const TopUp = z.strictObject({ amount: limitedAmount, currency: Currency });
 const PaymentLink = z.strictObject({ accountId: z.string().min(1), offerId: z.string().min(1) });
 /** The request log and the edit log, optionally of one account and after a sequence number. */
 const LogQuery = z.strictObject({
@@ -140,6 +141,9 @@ function registerBooksRoutes(app: FastifyInstance, control: SandboxControl): voi
   app.post<{ Params: { accountId: string } }>(
     `${base}/accounts/:accountId/external-debits`,
     async (req) => ok(control.externalDebit(req.params.accountId, parse(ExternalDebit, req.body))),
+  );
+  app.post<{ Params: { accountId: string } }>(`${base}/accounts/:accountId/top-ups`, async (req) =>
+    ok(control.topUp(req.params.accountId, parse(TopUp, req.body))),
   );
   app.get(`${base}/edits`, async (req) => {
     const q = parse(LogQuery, req.query);

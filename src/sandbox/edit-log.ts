@@ -25,8 +25,8 @@ export type BooksEdit = {
       readonly after: TransactionFacts;
     }
   | {
-      /** A DEBIT another system made on the account. */
-      readonly action: "external_debit";
+      /** A DEBIT another system made on the account, or a top-up paid into it (a CREDIT). */
+      readonly action: "external_debit" | "top_up";
       readonly after: TransactionFacts;
     }
   | {

@@ -1,3 +1,4 @@
+import type { Currency } from "../contract/enums.js";
 import {
   type BooksChange,
   type ExternalDebit,
@@ -6,6 +7,7 @@ import {
   type ReverseRequest,
   reverseTransaction,
   type TransactionEdit,
+  topUp,
 } from "./books-edits.js";
 import type { BooksEdit } from "./edit-log.js";
 import { AccountFaults, FaultSettings, type FaultSettingsInput } from "./faults.js";
@@ -123,6 +125,12 @@ export class SandboxControl {
   }
 
   /** A DEBIT another system made on the account, never through /v1. */
+  /** Money paid into an account's wallet from outside: a successful CREDIT. */
+  topUp(accountId: string, credit: { amount: number; currency: Currency }): BooksChange {
+    this.state.settleDue();
+    return topUp(this.state, accountId, credit);
+  }
+
   externalDebit(accountId: string, debit: ExternalDebit): BooksChange {
     this.state.settleDue();
     return externalDebit(this.state, accountId, debit);

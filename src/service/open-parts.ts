@@ -6,6 +6,7 @@ import {
   DEFAULT_ACCOUNT_ALIAS,
   embeddedUpstream,
 } from "../config.js";
+import { LaneHolds } from "../outflow/lane-holds.js";
 import { AccountPauses } from "../queues/account-pauses.js";
 import { AccountQueues } from "../queues/account-queues.js";
 import { DeadLetters } from "../queues/dead-letters.js";
@@ -42,6 +43,7 @@ export interface SharedParts {
   readonly jobs: JobControls;
   /** Resolutions of jobs by hand, and their approval by a second person. */
   readonly resolutions: JobResolutions;
+  readonly laneHolds: LaneHolds;
   /** Closes the producer and the queues (not the connection). Every step runs. */
   close(): Promise<void>;
 }
@@ -103,6 +105,7 @@ export function openParts(
       results,
       retentionMs: config.pipeline.retentionMs,
     }),
+    laneHolds: new LaneHolds(connection, results.keyspace),
     resolutions: new JobResolutions({
       connection,
       prefix,

@@ -356,6 +356,7 @@ async function startServiceApi(
     | "webhooks"
     | "jobs"
     | "resolutions"
+    | "laneHolds"
     | "lookups"
     | "tracingPlugin"
     | "errors"
@@ -392,6 +393,7 @@ async function startServiceApi(
       webhooks: parts.webhooks,
       jobs: parts.jobs,
       resolutions: parts.resolutions,
+      laneHolds: parts.laneHolds,
       lookups: parts.lookups,
       tracingPlugin: parts.tracingPlugin,
       registry: runtime.registry,

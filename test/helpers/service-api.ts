@@ -2,6 +2,7 @@ import { Queue } from "bullmq";
 import type { ApiRouter } from "../../src/api/api-app.js";
 import type { ApiDeps } from "../../src/api/api-deps.js";
 import { buildApi } from "../../src/api/start-api.js";
+import { LaneHolds } from "../../src/outflow/lane-holds.js";
 import { AccountPauses } from "../../src/queues/account-pauses.js";
 import { DeadLetters } from "../../src/queues/dead-letters.js";
 import { JobControls } from "../../src/queues/job-controls.js";
@@ -48,6 +49,7 @@ export function serviceApi(h: ServiceHarness, parts: Partial<ApiDeps> = {}) {
       results: service.results,
       resolutions: new Resolutions(h.redis(), { prefix, retentionMs: 60_000, maxLen: 1_000 }),
     }),
+    laneHolds: new LaneHolds(h.redis(), service.results.keyspace),
     registry: service.registry,
     logger: service.logger,
     bodyLimitBytes: 1_000_000,

@@ -95,10 +95,27 @@ const table: [string, Outcome, ClassifyContext, Action][] = [
     },
   ],
   [
-    "400 insufficient funds",
+    "400 insufficient funds, a kind that does not hold on funds",
     err(new PaymentsInsufficientFundsError(reached)),
     submit,
     { type: "fail", code: "insufficient_funds", message: "withdrawToBank: m" },
+  ],
+  [
+    "400 insufficient funds, a payout: held with its currency's lane",
+    err(new PaymentsInsufficientFundsError(reached)),
+    { ...submit, holdsOnFunds: true },
+    { type: "hold_funds", message: "withdrawToBank: m" },
+  ],
+  [
+    "400 insufficient funds of a payout's later attempt, its first one maybe sent",
+    err(new PaymentsInsufficientFundsError(reached)),
+    { ...submit, holdsOnFunds: true, possiblySent: true },
+    {
+      type: "needs_reconciliation",
+      code: "outcome_unknown",
+      message:
+        "an earlier attempt may have reached the provider, which now refuses: withdrawToBank: m",
+    },
   ],
   [
     "404 on submit",

@@ -380,6 +380,66 @@ describe("loadConfig", () => {
     ]);
   });
 
+  it("reads each account's velocity limits by currency, in whole units, and refuses bad ones naming the rule", () => {
+    const limits = (list: unknown) => ({ MONEYQ_VELOCITY_LIMITS: JSON.stringify(list) });
+    const config = loadConfig(
+      limits([
+        {
+          account: "default",
+          currency: "NGN",
+          perHour: { amount: "10000.5" },
+          perBeneficiaryPerDay: { count: 3 },
+        },
+      ]),
+    );
+    expect(config.outflow.velocity.get("default")?.get("NGN")).toEqual({
+      perHour: { amount: "10000.5", units: 100_005_000 },
+      perDay: undefined,
+      perBeneficiaryPerDay: { count: 3 },
+    });
+    expect(config.outflow.fundsRetryMs).toBeUndefined();
+    expect(loadConfig({ MONEYQ_INSUFFICIENT_FUNDS_RETRY: "15m" }).outflow.fundsRetryMs).toBe(
+      900_000,
+    );
+    expect(issuesOf(limits([{ account: "default", currency: "NGN" }]))).toEqual([
+      {
+        variable: "MONEYQ_VELOCITY_LIMITS[0]",
+        rule: "give perHour, perDay or perBeneficiaryPerDay",
+      },
+    ]);
+    expect(issuesOf(limits([{ account: "default", currency: "NGN", perDay: {} }]))).toEqual([
+      { variable: "MONEYQ_VELOCITY_LIMITS[0].perDay", rule: "give amount, count or both" },
+    ]);
+    expect(
+      issuesOf(limits([{ account: "default", currency: "ngn", perDay: { amount: "1e5" } }])),
+    ).toEqual([
+      {
+        variable: "MONEYQ_VELOCITY_LIMITS[0].currency",
+        rule: "must be a currency code (3 to 10 capital letters)",
+      },
+      {
+        variable: "MONEYQ_VELOCITY_LIMITS[0].perDay.amount",
+        rule: 'must be an amount as decimal text, such as "10000.00"',
+      },
+    ]);
+    const twice = { account: "default", currency: "NGN", perDay: { count: 1 } };
+    expect(issuesOf(limits([twice, twice]))).toEqual([
+      {
+        variable: "MONEYQ_VELOCITY_LIMITS[1].currency",
+        rule: 'account "default" has NGN limits already',
+      },
+    ]);
+    expect(issuesOf(limits([{ ...twice, account: "nobody" }]))).toEqual([
+      { variable: "MONEYQ_VELOCITY_LIMITS[0].account", rule: 'no account "nobody" is configured' },
+    ]);
+    expect(issuesOf({ MONEYQ_INSUFFICIENT_FUNDS_RETRY: "soon" })).toEqual([
+      {
+        variable: "MONEYQ_INSUFFICIENT_FUNDS_RETRY",
+        rule: "must be off, or a duration such as 90s, 15m, 1h or 3d, at least 1s",
+      },
+    ]);
+  });
+
   it("never shows the token beside its permissions, even one pasted among them", () => {
     const config = loadConfig(tokens({ permissions: ["operate"] }));
     expect(JSON.stringify(config.api.tokens)).toBe(

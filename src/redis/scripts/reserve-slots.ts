@@ -27,19 +27,35 @@ import type { Script } from "./script.js";
  * time), so only a bulk slot of those is one a lookup or urgent request may take. A request
  * that records "sent" takes a slot at least `lead` ms away, so that its clearance is in time.
  *
+ * A payout's request (an outflow spec) is also checked against its currency's lane hold
+ * (insufficient funds: held until resumed, or until the hold's time) and its velocity limits
+ * (docs/safety.md): each limit is a log of the requests counted in its rolling window (a zset of
+ * `jobId:units` by time) and their totals (hash: n, u); the window's expired entries leave as
+ * it is read. A request over a limit is held (its job joins the account's held set) for as long
+ * as the window needs to make room, unless an operator's release gave its job a pass; a request
+ * that takes a slot is counted in every log, once per job (a job asking again is not counted
+ * twice, nor held by its own count).
+ *
  * KEYS: 1 slot (tat), 2 lane state (hash: run, bulkBy), 3 the account's pause, 4 its operator
  * pause, 5 the queue's prioritized set, 6 hand-back count, 7 bulk slots reserved ahead
- * (zset); then per request i, from 8 + 3(i - 1): its hold (a batch's meta or a job's hold),
- * job lock, job hash.
- * ARGV: 1 interval, 2 maxAhead, 3 bulkAhead, 4 cap, 5 slack, 6 lead; then per request, from
- * 7 + 5(i - 1): weight, lane priority, hold flag ('1': read its hold), lock token ('' for none),
- * sent flag ('1': refused when the job's hash has its "sent" field; clearance sets it).
+ * (zset), 8 lane holds (hash: currency -> 'insufficient_funds|untilMs', 'velocity:' currency ->
+ * untilMs), 9 held jobs (zset of 'cause|currency|jobId' by time), 10 passes (set of job ids);
+ * then per request i, from 11 + 3(i - 1): its hold (a batch's meta or a job's hold), job lock,
+ * job hash; then the velocity logs and totals the outflow specs name by index.
+ * ARGV: 1 interval, 2 maxAhead, 3 bulkAhead, 4 cap, 5 slack, 6 lead, 7 the number of requests;
+ * then per request, from 8 + 7(i - 1): weight, lane priority, hold flag ('1': read its hold),
+ * lock token ('' for none), sent flag ('1': refused when the job's hash has its "sent" field;
+ * clearance sets it), outflow spec ('' for none; else `currency units n` and per limit
+ * `logKey totalsKey windowMs maxUnits maxCount scope`, keys as KEYS indices, -1 for no
+ * maximum, scope `currency` or `beneficiary`), job id.
  * Answers three values a request: status, value (a delay or a wait, in ms), and the slot's time
  * on Redis's clock when one was reserved; then, last, Redis's time as the script read it (the
  * caller maps slots onto its own clock with it). Status: 0 retry in (value), 1 reserved (value:
  * delay), 2 cancelled (its batch or itself), 3 paused (value: ms), 4 held by an operator, 5 lock
  * lost, 6 hand the job back (yield), 7 already sent, 8 held by its hold (value: ms, or 0 until it
- * is approved).
+ * is approved), 9 held by a velocity limit (value: ms until the window makes room; at: 1 or 2
+ * when this hold began the currency's velocity hold, by a currency or a beneficiary limit, else
+ * 0), 10 held by its currency's insufficient funds hold (value: ms left, or 0 until resumed).
  */
 export const RESERVE_SLOTS: Script = {
   name: "moneyqReserveSlots",
@@ -68,12 +84,103 @@ local function answer(status, value, at)
   out[#out + 1] = msText(value)
   out[#out + 1] = msText(at or 0)
 end
-for i = 1, (#KEYS - 7) / 3 do
-  local k = 8 + 3 * (i - 1)
-  local a = 7 + 5 * (i - 1)
+local function fields(spec)
+  local f = {}
+  for w in string.gmatch(spec, '%S+') do f[#f + 1] = w end
+  return f
+end
+local function unitsOf(member)
+  return tonumber(string.match(member, ':(%d+)$'))
+end
+-- How long until the window makes room for one more request of \`units\` (0: room now).
+local function velocityWait(log, totals, window, maxUnits, maxCount, units)
+  local gone = redis.call('ZRANGEBYSCORE', log, '-inf', msText(now - window))
+  if #gone > 0 then
+    local freed = 0
+    for _, m in ipairs(gone) do freed = freed + unitsOf(m) end
+    redis.call('HINCRBY', totals, 'n', -#gone)
+    redis.call('HINCRBY', totals, 'u', string.format('%d', -freed))
+    redis.call('ZREMRANGEBYSCORE', log, '-inf', msText(now - window))
+  end
+  local t = redis.call('HMGET', totals, 'n', 'u')
+  local needCount, needUnits = 0, 0
+  if maxCount >= 0 then needCount = tonumber(t[1] or '0') + 1 - maxCount end
+  if maxUnits >= 0 then needUnits = tonumber(t[2] or '0') + units - maxUnits end
+  if needCount <= 0 and needUnits <= 0 then return 0 end
+  -- Never room for it in a window: held until released.
+  if maxCount == 0 or (maxUnits >= 0 and units > maxUnits) then return window end
+  local oldest = redis.call('ZRANGE', log, 0, 999, 'WITHSCORES')
+  local count, sum = 0, 0
+  for j = 1, #oldest, 2 do
+    count = count + 1
+    sum = sum + unitsOf(oldest[j])
+    if count >= needCount and sum >= needUnits then
+      return math.max(1, tonumber(oldest[j + 1]) + window - now)
+    end
+  end
+  return window
+end
+-- Why a payout's request is held, as status, value, at; nil when it may take a slot.
+local function outflowHold(f, jobId)
+  local currency, units, n = f[1], tonumber(f[2]), tonumber(f[3])
+  local funds = redis.call('HGET', KEYS[8], currency)
+  if funds then
+    local untilMs = tonumber(string.match(funds, '|(%d+)$') or '0')
+    if untilMs == 0 or untilMs > now then
+      redis.call('ZADD', KEYS[9], 'NX', msText(now), 'insufficient_funds|' .. currency .. '|' .. jobId)
+      if untilMs == 0 then return 10, 0, 0 end
+      return 10, untilMs - now, 0
+    end
+    redis.call('HDEL', KEYS[8], currency)
+  end
+  if n == 0 or redis.call('SISMEMBER', KEYS[10], jobId) == 1 then return nil end
+  if redis.call('ZSCORE', KEYS[tonumber(f[4])], jobId .. ':' .. f[2]) then return nil end
+  local wait, scope = 0, 'currency'
+  for j = 0, n - 1 do
+    local b = 4 + 6 * j
+    local w = velocityWait(KEYS[tonumber(f[b])], KEYS[tonumber(f[b + 1])], tonumber(f[b + 2]),
+      tonumber(f[b + 3]), tonumber(f[b + 4]), units)
+    if w > wait then wait, scope = w, f[b + 5] end
+  end
+  if wait == 0 then return nil end
+  redis.call('ZADD', KEYS[9], 'NX', msText(now), 'velocity|' .. currency .. '|' .. jobId)
+  local field = 'velocity:' .. currency
+  local marked = tonumber(redis.call('HGET', KEYS[8], field) or '0')
+  redis.call('HSET', KEYS[8], field, msText(math.max(marked, now + wait)))
+  if marked > now then return 9, wait, 0 end
+  if scope == 'beneficiary' then return 9, wait, 2 end
+  return 9, wait, 1
+end
+-- A payout's request took a slot: counted once in each of its logs; its hold and pass end.
+local function countOutflow(f, jobId)
+  local n = tonumber(f[3])
+  local member = jobId .. ':' .. f[2]
+  for j = 0, n - 1 do
+    local b = 4 + 6 * j
+    local log, totals = KEYS[tonumber(f[b])], KEYS[tonumber(f[b + 1])]
+    local keep = tonumber(f[b + 2]) + 60000
+    if redis.call('ZADD', log, 'NX', msText(now), member) == 1 then
+      redis.call('HINCRBY', totals, 'n', 1)
+      redis.call('HINCRBY', totals, 'u', f[2])
+    end
+    redis.call('PEXPIRE', log, keep)
+    redis.call('PEXPIRE', totals, keep)
+  end
+  if n > 0 then
+    redis.call('ZREM', KEYS[9], 'velocity|' .. f[1] .. '|' .. jobId)
+    redis.call('SREM', KEYS[10], jobId)
+  end
+end
+for i = 1, tonumber(ARGV[7]) do
+  local k = 11 + 3 * (i - 1)
+  local a = 8 + 7 * (i - 1)
   local lane = tonumber(ARGV[a + 1])
   local token = ARGV[a + 3]
   local sends = ARGV[a + 4] == '1'
+  local outflow = nil
+  if ARGV[a + 5] ~= '' then outflow = fields(ARGV[a + 5]) end
+  local jobId = ARGV[a + 6]
+  local hs, hv, ha = nil, nil, nil
   local hold = nil
   if ARGV[a + 2] == '1' then hold = batchHold(KEYS[k], now) end
   if token ~= '' and not ${lockHeld("KEYS[k + 1]", "token")} then
@@ -89,6 +196,11 @@ for i = 1, (#KEYS - 7) / 3 do
   elseif pausedMs > 0 then
     answer(3, pausedMs)
   else
+    if outflow ~= nil then hs, hv, ha = outflowHold(outflow, jobId) end
+  end
+  if hs ~= nil then
+    answer(hs, hv, ha)
+  elseif #out < 3 * i then
     local from = now
     if sends then from = now + lead end
     local start = math.max(tat, from)
@@ -145,6 +257,7 @@ for i = 1, (#KEYS - 7) / 3 do
         answer(1, delay, start)
       end
     end
+    if outflow ~= nil and out[#out - 2] == 1 then countOutflow(outflow, jobId) end
   end
 end
 if taken then

@@ -1,0 +1,152 @@
+import type { z } from "zod";
+import type { HoldCause } from "../outflow/lane-holds.js";
+import type { JobData } from "../queues/job-data.js";
+import type { ApiRouter } from "./api-app.js";
+import { ApiError } from "./api-error.js";
+import { accountOf } from "./auth.js";
+import { AccountParams, HoldCancelBody, LaneParams } from "./request-schemas.js";
+
+type Lane = { alias: string; currency: string };
+
+/**
+ * An account's currency lanes held by a velocity limit or insufficient funds
+ * (docs/safety.md): what is held and the audit trail; an approver's release of velocity-held
+ * work (never by whoever submitted any of it), an operator's resume after insufficient funds,
+ * and an approver's cancel of held work.
+ */
+export function registerHoldRoutes(router: ApiRouter): void {
+  const { laneHolds, producer, queues, jobs, results } = router.deps;
+
+  /** Whoever enqueued the job: its batch's submitter, or its own hold's. */
+  async function submitterOf(account: string, jobId: string): Promise<string | undefined> {
+    const job = await queues.get(account)?.getJob(jobId);
+    const batchId = (job?.data as JobData | undefined)?.envelope?.batchId;
+    return laneHolds.submitterOf(account, jobId, batchId);
+  }
+
+  /** Moves the jobs a hold kept to run now, first held first; how many it moved. */
+  async function runNow(account: string, jobIds: readonly string[]): Promise<number> {
+    let moved = 0;
+    for (const jobId of jobIds) if (await producer.release(account, jobId, 0)) moved += 1;
+    return moved;
+  }
+
+  router.add<{ alias: string }>(
+    {
+      method: "GET",
+      url: "/v1/accounts/:alias/holds",
+      summary:
+        "An account's currency lanes held by a velocity limit or insufficient funds, the jobs each holds, and the audit trail of releases, resumes and cancels",
+      auth: true,
+      permission: "read",
+      params: AccountParams,
+    },
+    async ({ caller, params }) => {
+      const account = accountOf(caller, params.alias);
+      const [holds, audit] = await Promise.all([laneHolds.list(account), laneHolds.audit(account)]);
+      return { alias: account, holds, audit };
+    },
+  );
+
+  router.add<Lane>(
+    {
+      method: "POST",
+      url: "/v1/accounts/:alias/holds/:currency/release",
+      summary:
+        "Release the work a velocity limit holds in a currency: each held job passes the limit once (not by a token that submitted any of it); later work is held again until the window allows it",
+      auth: true,
+      permission: "approve",
+      params: LaneParams,
+      audit: "velocity_release",
+    },
+    async ({ caller, params, audit }) => {
+      audit({ account: params.alias, currency: params.currency });
+      const account = accountOf(caller, params.alias);
+      const held = await laneHolds.heldJobs(account, "velocity", params.currency);
+      for (const jobId of held)
+        if ((await submitterOf(account, jobId)) === caller.name)
+          throw new ApiError(
+            403,
+            "own_work",
+            `job ${jobId} held in ${params.currency} was submitted by this token: another one must release it`,
+          );
+      const released = await laneHolds.end(
+        account,
+        "velocity",
+        params.currency,
+        "release",
+        caller.name,
+      );
+      await results.appendEvent(account, "account.velocity_released", {
+        account,
+        currency: params.currency,
+        by: caller.name,
+        jobs: released.length,
+      });
+      return {
+        alias: account,
+        currency: params.currency,
+        released: await runNow(account, released),
+      };
+    },
+  );
+
+  router.add<Lane>(
+    {
+      method: "POST",
+      url: "/v1/accounts/:alias/holds/:currency/resume",
+      summary:
+        "Resume a currency lane held for insufficient funds (once the wallet is funded): the refused job goes first, then the rest",
+      auth: true,
+      permission: "operate",
+      params: LaneParams,
+      audit: "funds_resume",
+    },
+    async ({ caller, params, audit }) => {
+      audit({ account: params.alias, currency: params.currency });
+      const account = accountOf(caller, params.alias);
+      const held = await laneHolds.end(
+        account,
+        "insufficient_funds",
+        params.currency,
+        "resume",
+        caller.name,
+      );
+      await results.appendEvent(account, "account.funds_resumed", {
+        account,
+        currency: params.currency,
+        by: caller.name,
+        jobs: held.length,
+      });
+      return { alias: account, currency: params.currency, resumed: await runNow(account, held) };
+    },
+  );
+
+  router.add<Lane, undefined, z.infer<typeof HoldCancelBody>>(
+    {
+      method: "POST",
+      url: "/v1/accounts/:alias/holds/:currency/cancel",
+      summary:
+        "Cancel the work a hold keeps in a currency (cause velocity or insufficient_funds): each job ends cancelled, none is sent",
+      auth: true,
+      permission: "approve",
+      params: LaneParams,
+      body: HoldCancelBody,
+      audit: "hold_cancel",
+    },
+    async ({ caller, params, body, audit }) => {
+      audit({ account: params.alias, currency: params.currency, cause: body.cause });
+      const account = accountOf(caller, params.alias);
+      const cause: HoldCause = body.cause;
+      const held = await laneHolds.end(account, cause, params.currency, "cancel", caller.name);
+      let cancelled = 0;
+      for (const jobId of held) {
+        const job = await queues.get(account)?.getJob(jobId);
+        if (job === undefined) continue;
+        const report = await jobs.cancel(account, job).catch(() => undefined);
+        if (report !== undefined) cancelled += 1;
+      }
+      return { alias: account, currency: params.currency, cause, cancelled };
+    },
+  );
+}
