@@ -9,12 +9,12 @@ import { useTestRedis } from "../helpers/redis.js";
 import { useSandboxProcess } from "../helpers/sandbox-process.js";
 import { waitUntil } from "../helpers/wait-until.js";
 
-// Every payout answers PENDING and settles 2 s later. At 20 requests a second the 3,000 rows
-// take 150 s to submit, far past the 60 s deadline: a lookup that waited behind them would
-// give its payout up. The first lookup is set to 2 s, so that each row costs two requests
-// (the default's 200 ms doubling would make it five, and the run 13 minutes).
+// Every payout answers PENDING and settles 2 s later. At 40 requests a second the 1,200 rows
+// take 30 s to submit (60 s with their lookups), far past the 15 s deadline: a lookup that
+// waited behind them would give its payout up. The first lookup is set to 2 s, so that each
+// row costs two requests (the default's 200 ms doubling would make it five).
 const KEY = "sk_sandbox_deadline_000001";
-const ROWS = 3000;
+const ROWS = 1200;
 const redis = useTestRedis("deadline");
 const sandbox = useSandboxProcess(["--settle-delay-ms", "2000"]);
 const children: ChildProcess[] = [];
@@ -26,17 +26,17 @@ afterAll(async () => {
 });
 
 describe("the confirmation deadline counts lookups, not waiting", () => {
-  it("3,000 rows at 20/s with a 60 s deadline: no row needs reconciliation", async () => {
+  it("1,200 rows at 40/s with a 15 s deadline: no row needs reconciliation", async () => {
     await sandbox.addAccount("acct_deadline", KEY);
     const env = {
       REDIS_URL: redis.url,
       PAYMENTS_API_URL: sandbox.baseUrl,
       MONEYQ_REDIS_PREFIX: redis.prefix,
       MONEYQ_LOG_LEVEL: "warn",
-      MONEYQ_CONFIRM_DEADLINE_MS: "60000",
+      MONEYQ_CONFIRM_DEADLINE_MS: "15000",
       MONEYQ_CONFIRM_FIRST_DELAY_MS: "2000",
       MONEYQ_ACCOUNTS: JSON.stringify([
-        { alias: "deadline", apiKey: KEY, ratePerSecond: 20, concurrency: 16 },
+        { alias: "deadline", apiKey: KEY, ratePerSecond: 40, concurrency: 16 },
       ]),
     };
     const connection = redis.connect();
@@ -52,7 +52,7 @@ describe("the confirmation deadline counts lookups, not waiting", () => {
     children.push(worker.child);
     await waitUntil(
       async () => (await connection.xlen(resultsStreamKey(keyspace(redis.prefix), "any"))) >= ROWS,
-      600_000,
+      300_000,
       "every row's result",
     );
     await producer.close();
@@ -65,5 +65,5 @@ describe("the confirmation deadline counts lookups, not waiting", () => {
     // The rows really were PENDING first: each was looked up.
     const lookups = (await sandbox.requests("acct_deadline")).filter((r) => r.method === "GET");
     expect(lookups.length).toBeGreaterThanOrEqual(ROWS);
-  }, 700_000);
+  }, 400_000);
 });
