@@ -70,6 +70,11 @@ export interface OutflowConfig {
   /** Each account's velocity limits, by currency; none by default. */
   readonly velocity: VelocityLimits;
   /**
+   * A payout refused for insufficient funds holds its currency's lane (`hold`, the default) or
+   * ends `failed` (`fail`).
+   */
+  readonly fundsHold: boolean;
+  /**
    * How long a currency's lane held for insufficient funds waits before it tries again by
    * itself (ms); undefined: until an operator resumes it.
    */
@@ -313,6 +318,7 @@ export const KNOWN_VARIABLES = [
   "MONEYQ_API_TOKENS",
   "MONEYQ_APPROVAL_POLICIES",
   "MONEYQ_VELOCITY_LIMITS",
+  "MONEYQ_INSUFFICIENT_FUNDS",
   "MONEYQ_INSUFFICIENT_FUNDS_RETRY",
   "MONEYQ_METRICS_HOST",
   "MONEYQ_METRICS_PORT",
@@ -937,6 +943,11 @@ function readOutflow(read: EnvReader, aliases: readonly string[]): OutflowConfig
     );
     velocity.set(entry.account, byCurrency);
   });
+  const funds = read.check(
+    "MONEYQ_INSUFFICIENT_FUNDS",
+    z.enum(["hold", "fail"], { error: "must be hold or fail" }),
+    "hold",
+  );
   const retry = read.check(
     "MONEYQ_INSUFFICIENT_FUNDS_RETRY",
     z.string().refine((t) => t === "off" || (durationMs(t) ?? 0) >= 1_000, {
@@ -946,6 +957,7 @@ function readOutflow(read: EnvReader, aliases: readonly string[]): OutflowConfig
   );
   return Object.freeze({
     velocity,
+    fundsHold: funds === "hold",
     fundsRetryMs: retry === "off" ? undefined : durationMs(retry),
   });
 }

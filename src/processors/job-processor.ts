@@ -107,7 +107,7 @@ export function createJobProcessor(deps: ProcessorDeps, worker: () => Worker) {
     // under the same key when the new owner sends it again, and a recorded "failed" would win.
     if (call.outcome.type === "error") stopIfAborted(job, signal);
 
-    const action = classify(call.outcome, classifyContextOf(run));
+    const action = classify(call.outcome, classifyContextOf(run, deps.outflow.fundsHold));
     deps.tracer.annotate(facts, { [ATTR.action]: action.type });
     return actOnDecision(deps, worker, run, { ...call, action, firstStartedAt });
   };

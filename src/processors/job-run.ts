@@ -85,7 +85,7 @@ export const markedSent = (run: JobRun): boolean =>
   !run.spec.idempotent && run.state.phase === "submit" && run.state.sentAt !== undefined;
 
 /** What the classifier needs to know of the run. */
-export function classifyContextOf(run: JobRun): ClassifyContext {
+export function classifyContextOf(run: JobRun, fundsHold: boolean): ClassifyContext {
   const { job, state } = run;
   // Reconciling lookups are as many as submission attempts, counted in the job's state.
   const attempts = job.opts.attempts ?? 1;
@@ -98,6 +98,6 @@ export function classifyContextOf(run: JobRun): ClassifyContext {
         : job.attemptsMade + 1 >= attempts,
     possiblySent: state.possiblySent === true,
     sentBefore: run.sentEarlier,
-    holdsOnFunds: isOutflow(run.envelope.kind),
+    holdsOnFunds: fundsHold && isOutflow(run.envelope.kind),
   };
 }

@@ -60,6 +60,10 @@ const h = useService({
   MONEYQ_APPROVAL_POLICIES: JSON.stringify(
     ACCOUNTS.map((account) => ({ account, jobsOver: { NGN: "5000" } })),
   ),
+  // One KES payout an hour: a second one is held by the velocity limit.
+  MONEYQ_VELOCITY_LIMITS: JSON.stringify(
+    ACCOUNTS.map((account) => ({ account, currency: "KES", perHour: { count: 1 } })),
+  ),
 });
 
 /** A script call one master saw: the script's SHA1 and the keys it was given. */
@@ -188,6 +192,55 @@ async function exerciseEveryScript(account: Account): Promise<void> {
   await pauseOn429(account);
   await reversedAfterSuccess(account);
   await resolvedByHand(account);
+  await heldByOutflowSafety(account);
+}
+
+/**
+ * A second KES payout over the hour's count is held, and released by a second token; a GHS
+ * payout refused for want of funds holds its lane, which is resumed, and then its held job
+ * (refused again) is cancelled.
+ */
+async function heldByOutflowSafety(account: Account): Promise<void> {
+  const token = TOKENS[account];
+  const enqueue = async (key: string, body: Record<string, unknown>) =>
+    (await h.api("POST", "/v1/jobs", { token, body: bankJob({ idempotencyKey: key }, body) })).body
+      .jobId as string;
+  const holds = async (cause: string) =>
+    (await h.api("GET", `/v1/accounts/${account}/holds`, { token })).body.holds.filter(
+      (x: { cause: string }) => x.cause === cause,
+    );
+  const first = await enqueue(`every-${account}-kes-1`, { currency: "KES" });
+  expect((await finished(token, first)).body.result.result).toBe("succeeded");
+  const second = await enqueue(`every-${account}-kes-2`, { currency: "KES" });
+  await until(
+    () => holds("velocity"),
+    (x) => x[0]?.jobIds.length === 1,
+  );
+  const released = await h.api("POST", `/v1/accounts/${account}/holds/KES/release`, {
+    token: CHECKERS[account],
+  });
+  expect(released.body.released).toBe(1);
+  expect((await finished(token, second)).body.result.result).toBe("succeeded");
+
+  const poor = await enqueue(`every-${account}-poor`, {
+    currency: "GHS",
+    accountNumber: "0000000004",
+  });
+  await until(
+    () => holds("insufficient_funds"),
+    (x) => x[0]?.jobIds.length === 1,
+  );
+  await h.api("POST", `/v1/accounts/${account}/holds/GHS/resume`, { token });
+  await until(
+    () => holds("insufficient_funds"),
+    (x) => x[0]?.jobIds.length === 1,
+  );
+  const cancelled = await h.api("POST", `/v1/accounts/${account}/holds/GHS/cancel`, {
+    token,
+    body: { cause: "insufficient_funds" },
+  });
+  expect(cancelled.body.cancelled).toBe(1);
+  expect((await finished(token, poor)).body.result.result).toBe("cancelled");
 }
 
 /** A payout the provider reverses after its success: its re-check records the reversal. */

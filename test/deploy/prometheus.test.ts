@@ -34,7 +34,12 @@ function resolved(expr: string): string {
 // The sandbox answers 5% of alpha's requests with a 5xx, and allows it 2 requests/s until moneyq,
 // asking for 100/s, has paused on a 429; then 60/s. Pauses and retries so happen however fast or
 // slow this machine is, and the batch still ends soon.
-const h = useService({ MONEYQ_RATE_LIMIT_PER_SECOND: "100", MONEYQ_METRICS_CACHE_MS: "500" });
+// Rows refused for want of funds end failed (their error code counted), holding no lane.
+const h = useService({
+  MONEYQ_RATE_LIMIT_PER_SECOND: "100",
+  MONEYQ_METRICS_CACHE_MS: "500",
+  MONEYQ_INSUFFICIENT_FUNDS: "fail",
+});
 let worker: Service | undefined;
 let prometheus: TestPrometheus | undefined;
 const hostPort = (url: string) => new URL(url).host;

@@ -64,7 +64,8 @@ const EXPECTED: Record<string, [string, string[]]> = {
   moneyq_nodejs_eventloop_lag_p99_seconds: ["gauge", []],
 };
 
-const h = useService({ MONEYQ_METRICS_CACHE_MS: "0" });
+// Rows refused for want of funds end failed (their error code counted), holding no lane.
+const h = useService({ MONEYQ_METRICS_CACHE_MS: "0", MONEYQ_INSUFFICIENT_FUNDS: "fail" });
 // One request in five answered 5xx, so retries are recorded too.
 beforeAll(async () => {
   await h.sb.control("PUT", "/accounts/acct_alpha/faults", { body: { errorRate: 0.2, seed: 3 } });

@@ -40,6 +40,8 @@ const p = usePipeline(
   {
     MONEYQ_MAX_ATTEMPTS: "3",
     MONEYQ_REQUEST_TIMEOUT_MS: "400",
+    // Each row's own outcome, refusals for want of funds included: none holds its lane.
+    MONEYQ_INSUFFICIENT_FUNDS: "fail",
     MONEYQ_CONFIRM_DEADLINE_MS: "6000",
     MONEYQ_ACCOUNTS: JSON.stringify([
       ...Object.keys(ACCOUNTS).map((alias) => ({ alias, apiKey: key(alias), concurrency: 4 })),

@@ -14,6 +14,8 @@ const KEY = "sk_refusal_key_0001";
 const p = usePipeline({
   PAYMENTS_API_URL: provider.baseUrl,
   PAYMENTS_API_KEY: KEY,
+  // Each refusal's reading is the result: a refusal for want of funds fails, holding no lane.
+  MONEYQ_INSUFFICIENT_FUNDS: "fail",
   MONEYQ_PROVIDER_PROFILE: profileFile({
     refusals: {
       keyReused: [{ statuses: [409], message: "different request" }],

@@ -88,6 +88,9 @@ async function payThrough(tag: string, env: Record<string, string>): Promise<Run
     PAYMENTS_API_URL: paystream.baseUrl,
     MONEYQ_RATE_LIMIT_PER_SECOND: "40",
     MONEYQ_CONFIRM_FIRST_DELAY_MS: "100",
+    // Paystream refuses some rows for want of funds whatever the balance: each is to end
+    // failed with its message, so no refusal holds the lane here.
+    MONEYQ_INSUFFICIENT_FUNDS: "fail",
     MONEYQ_API_TOKENS: JSON.stringify([{ name: "payroll", token: TOKEN, accounts: ["default"] }]),
     ...env,
   });
