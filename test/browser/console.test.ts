@@ -10,8 +10,11 @@ const MAKER = "tok_console_maker_0123456789";
 const CHECKER = "tok_console_checker_01234567";
 const VIEWER = "tok_console_viewer_012345678";
 
-// Every batch of alpha waits for a second person's approval.
+// Every batch of alpha waits for a second person's approval; beta sends one KES payout an hour.
 const h = useService({
+  MONEYQ_VELOCITY_LIMITS: JSON.stringify([
+    { account: "beta", currency: "KES", perHour: { count: 1 } },
+  ]),
   MONEYQ_API_TOKENS: JSON.stringify([
     {
       name: "maker",
@@ -227,6 +230,71 @@ describe("the operator console in a real Chromium", () => {
       false,
     );
     await page.context().close();
+  });
+
+  it("held currency lanes show with their controls: a velocity hold released by a second person, a lane held for want of funds resumed, then its work cancelled", async () => {
+    const enqueue = async (key: string, body: Record<string, unknown>) =>
+      (
+        await h.api("POST", "/v1/jobs", {
+          token: MAKER,
+          body: { ...bankJob({ idempotencyKey: key }, body), account: "beta" },
+        })
+      ).body.jobId as string;
+    const resultOf = (jobId: string) =>
+      expect.poll(
+        async () => (await h.api("GET", `/v1/jobs/${jobId}`, { token: MAKER })).body.result?.result,
+        { timeout: 20_000 },
+      );
+    await resultOf(await enqueue("console-kes-1", { currency: "KES" })).toBe("succeeded");
+    const second = await enqueue("console-kes-2", { currency: "KES" });
+    const poor = await enqueue("console-ghs-poor", {
+      currency: "GHS",
+      accountNumber: "0000000004",
+    });
+    const heldLanes = () =>
+      expect.poll(
+        async () =>
+          (await h.api("GET", "/v1/accounts/beta/holds", { token: CHECKER })).body.holds
+            .filter((x: { jobIds: string[] }) => x.jobIds.length > 0)
+            .map((x: { cause: string }) => x.cause)
+            .sort(),
+        { timeout: 20_000 },
+      );
+    await heldLanes().toEqual(["insufficient_funds", "velocity"]);
+
+    const page = await browser.page();
+    await signIn(page, CHECKER);
+    await page.click("a[href='#/accounts']");
+    const velocity = page.locator(".lane-holds tbody tr", { hasText: "Velocity limit reached" });
+    await velocity.waitFor();
+    expect(await velocity.textContent()).toContain("KES");
+    const funds = page.locator(".lane-holds tbody tr", { hasText: "Insufficient funds" });
+    expect(await funds.count()).toBe(1);
+    // The checker approves but does not operate: no resume, only a release and a cancel.
+    expect(await funds.locator("button.resume").count()).toBe(0);
+    await shot(page, "lane-holds");
+    await velocity.locator("button.release").click();
+    await page.waitForSelector(".notice");
+    expect(await page.textContent(".notice")).toContain("beta KES: 1 held job(s) released.");
+    await resultOf(second).toBe("succeeded");
+
+    const maker = await browser.page();
+    await signIn(maker, MAKER);
+    await maker.click("a[href='#/accounts']");
+    const held = maker.locator(".lane-holds tbody tr", { hasText: "Insufficient funds" });
+    await held.locator("button.resume").click();
+    await maker.waitForSelector(".notice");
+    expect(await maker.textContent(".notice")).toContain("beta GHS: 1 held job(s) resumed.");
+    // The sandbox refuses this payout whatever the balance: it holds the lane again.
+    await heldLanes().toEqual(["insufficient_funds"]);
+    await signIn(page, CHECKER);
+    await page.click("a[href='#/accounts']");
+    await funds.waitFor();
+    await funds.locator("button.cancel").click();
+    await page.waitForSelector(".notice");
+    await resultOf(poor).toBe("cancelled");
+    await page.context().close();
+    await maker.context().close();
   });
 
   it("a token without operate sees no cancel, replay or pause control, and the API refuses them anyway", async () => {
