@@ -270,8 +270,9 @@ describe("the operator console in a real Chromium", () => {
     expect(await velocity.textContent()).toContain("KES");
     const funds = page.locator(".lane-holds tbody tr", { hasText: "Insufficient funds" });
     expect(await funds.count()).toBe(1);
-    // The checker approves but does not operate: no resume, only a release and a cancel.
-    expect(await funds.locator("button.resume").count()).toBe(0);
+    // Each lane offers the end its cause allows: a velocity hold no resume, a funds hold no release.
+    expect(await velocity.locator("button.resume").count()).toBe(0);
+    expect(await funds.locator("button.release").count()).toBe(0);
     await shot(page, "lane-holds");
     await velocity.locator("button.release").click();
     await page.waitForSelector(".notice");
@@ -287,13 +288,15 @@ describe("the operator console in a real Chromium", () => {
     expect(await maker.textContent(".notice")).toContain("beta GHS: 1 held job(s) resumed.");
     // The sandbox refuses this payout whatever the balance: it holds the lane again.
     await heldLanes().toEqual(["insufficient_funds"]);
-    await signIn(page, CHECKER);
-    await page.click("a[href='#/accounts']");
-    await funds.waitFor();
-    await funds.locator("button.cancel").click();
-    await page.waitForSelector(".notice");
+    const later = await browser.page();
+    await signIn(later, CHECKER);
+    await later.click("a[href='#/accounts']");
+    const heldAgain = later.locator(".lane-holds tbody tr", { hasText: "Insufficient funds" });
+    await heldAgain.locator("button.cancel").click();
+    await later.waitForSelector(".notice");
     await resultOf(poor).toBe("cancelled");
     await page.context().close();
+    await later.context().close();
     await maker.context().close();
   });
 
