@@ -236,7 +236,9 @@ export class RateGate {
       String(lead),
       String(requests.length),
     ];
+    // The velocity logs follow every request's own keys: counted from there.
     const logKeys: string[] = [];
+    const logsFrom = keys.length + 3 * requests.length;
     for (const r of requests) {
       const { lock, sentKey, lane = "urgent", outflow: check } = r.options;
       keys.push(r.holdKey ?? rateKey, lock?.key ?? rateKey, sentKey ?? rateKey);
@@ -246,7 +248,7 @@ export class RateGate {
         r.holdKey === undefined ? "0" : "1",
         lock?.token ?? "",
         sentKey === undefined ? "0" : "1",
-        check === undefined ? "" : this.#outflowSpec(account, check, keys.length, logKeys),
+        check === undefined ? "" : this.#outflowSpec(account, check, logsFrom, logKeys),
         check?.jobId ?? "",
       );
     }
@@ -268,10 +270,10 @@ export class RateGate {
 
   /**
    * A payout request's outflow spec for RESERVE_SLOTS: its currency, units and limits, each
-   * limit's log and totals appended to `logKeys`, named by their KEYS index (1-based, after the
-   * `keyCount` keys before them).
+   * limit's log and totals appended to `logKeys`, named by their KEYS index (1-based; the logs
+   * follow the call's `logsFrom` keys, its own and every request's).
    */
-  #outflowSpec(account: string, check: OutflowCheck, keyCount: number, logKeys: string[]): string {
+  #outflowSpec(account: string, check: OutflowCheck, logsFrom: number, logKeys: string[]): string {
     const parts = [check.currency, String(check.units), String(check.limits.length)];
     for (const limit of check.limits) {
       const { log, totals } = velocityKeys(
@@ -282,7 +284,7 @@ export class RateGate {
         limit.beneficiary,
       );
       logKeys.push(log, totals);
-      const at = keyCount + logKeys.length;
+      const at = logsFrom + logKeys.length;
       parts.push(String(at - 1), String(at), String(limit.windowMs));
       parts.push(String(limit.maxUnits), String(limit.maxCount), limit.scope);
     }

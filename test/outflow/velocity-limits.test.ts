@@ -145,6 +145,8 @@ describe("velocity limits, where a request leaves", () => {
       60_000,
     );
     expect(done.filter((r) => r.result === "succeeded")).toHaveLength(300);
+    // Held is not failed: no attempt was spent on a hold, nor on an error of the gate.
+    expect(done.filter((r) => r.attempts !== 1)).toEqual([]);
     const sent = await posts("acct_velocity");
     expect(sent).toHaveLength(300);
     expect(new Set(sent.map((r) => r.idempotencyKey)).size).toBe(300);
@@ -202,6 +204,7 @@ describe("velocity limits, where a request leaves", () => {
       60_000,
     );
     expect(done.filter((r) => r.result === "succeeded")).toHaveLength(20);
+    expect(done.filter((r) => r.attempts !== 1)).toEqual([]);
     expect(await posts("acct_beneficiary")).toHaveLength(20);
   }, 120_000);
 });
