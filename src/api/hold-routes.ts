@@ -15,22 +15,32 @@ type Lane = { alias: string; currency: string };
  * and an approver's cancel of held work.
  */
 export function registerHoldRoutes(router: ApiRouter): void {
-  const { laneHolds, producer, queues, jobs, results } = router.deps;
+  registerHoldList(router);
+  registerRelease(router);
+  registerResume(router);
+  registerCancel(router);
+}
 
-  /** Whoever enqueued the job: its batch's submitter, or its own hold's. */
-  async function submitterOf(account: string, jobId: string): Promise<string | undefined> {
-    const job = await queues.get(account)?.getJob(jobId);
-    const batchId = (job?.data as JobData | undefined)?.envelope?.batchId;
-    return laneHolds.submitterOf(account, jobId, batchId);
-  }
+/** Whoever enqueued the job: its batch's submitter, or its own hold's. */
+async function submitterOf(
+  router: ApiRouter,
+  account: string,
+  jobId: string,
+): Promise<string | undefined> {
+  const job = await router.deps.queues.get(account)?.getJob(jobId);
+  const batchId = (job?.data as JobData | undefined)?.envelope?.batchId;
+  return router.deps.laneHolds.submitterOf(account, jobId, batchId);
+}
 
-  /** Moves the jobs a hold kept to run now, first held first; how many it moved. */
-  async function runNow(account: string, jobIds: readonly string[]): Promise<number> {
-    let moved = 0;
-    for (const jobId of jobIds) if (await producer.release(account, jobId, 0)) moved += 1;
-    return moved;
-  }
+/** Moves the jobs a hold kept to run now, first held first; how many it moved. */
+async function runNow(router: ApiRouter, account: string, jobIds: readonly string[]) {
+  let moved = 0;
+  for (const jobId of jobIds) if (await router.deps.producer.release(account, jobId, 0)) moved += 1;
+  return moved;
+}
 
+function registerHoldList(router: ApiRouter): void {
+  const { laneHolds } = router.deps;
   router.add<{ alias: string }>(
     {
       method: "GET",
@@ -47,7 +57,10 @@ export function registerHoldRoutes(router: ApiRouter): void {
       return { alias: account, holds, audit };
     },
   );
+}
 
+function registerRelease(router: ApiRouter): void {
+  const { laneHolds, results } = router.deps;
   router.add<Lane>(
     {
       method: "POST",
@@ -64,7 +77,7 @@ export function registerHoldRoutes(router: ApiRouter): void {
       const account = accountOf(caller, params.alias);
       const held = await laneHolds.heldJobs(account, "velocity", params.currency);
       for (const jobId of held)
-        if ((await submitterOf(account, jobId)) === caller.name)
+        if ((await submitterOf(router, account, jobId)) === caller.name)
           throw new ApiError(
             403,
             "own_work",
@@ -86,11 +99,14 @@ export function registerHoldRoutes(router: ApiRouter): void {
       return {
         alias: account,
         currency: params.currency,
-        released: await runNow(account, released),
+        released: await runNow(router, account, released),
       };
     },
   );
+}
 
+function registerResume(router: ApiRouter): void {
+  const { laneHolds, results } = router.deps;
   router.add<Lane>(
     {
       method: "POST",
@@ -118,10 +134,17 @@ export function registerHoldRoutes(router: ApiRouter): void {
         by: caller.name,
         jobs: held.length,
       });
-      return { alias: account, currency: params.currency, resumed: await runNow(account, held) };
+      return {
+        alias: account,
+        currency: params.currency,
+        resumed: await runNow(router, account, held),
+      };
     },
   );
+}
 
+function registerCancel(router: ApiRouter): void {
+  const { laneHolds, queues, jobs } = router.deps;
   router.add<Lane, undefined, z.infer<typeof HoldCancelBody>>(
     {
       method: "POST",
