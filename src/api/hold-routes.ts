@@ -32,10 +32,24 @@ async function submitterOf(
   return router.deps.laneHolds.submitterOf(account, jobId, batchId);
 }
 
-/** Moves the jobs a hold kept to run now, first held first; how many it moved. */
-async function runNow(router: ApiRouter, account: string, jobIds: readonly string[]) {
+/**
+ * Ends a lane's hold, velocity's by a release or insufficient funds' by a resume, says so on
+ * the results stream, and moves the jobs it held to run now, first held first: how many moved.
+ */
+async function endAndRun(
+  router: ApiRouter,
+  account: string,
+  currency: string,
+  action: "release" | "resume",
+  by: string,
+): Promise<number> {
+  const { laneHolds, results } = router.deps;
+  const cause: HoldCause = action === "release" ? "velocity" : "insufficient_funds";
+  const held = await laneHolds.end(account, cause, currency, action, by);
+  const type = action === "release" ? "account.velocity_released" : "account.funds_resumed";
+  await results.appendEvent(account, type, { account, currency, by, jobs: held.length });
   let moved = 0;
-  for (const jobId of jobIds) if (await router.deps.producer.release(account, jobId, 0)) moved += 1;
+  for (const jobId of held) if (await router.deps.producer.release(account, jobId, 0)) moved += 1;
   return moved;
 }
 
@@ -60,7 +74,7 @@ function registerHoldList(router: ApiRouter): void {
 }
 
 function registerRelease(router: ApiRouter): void {
-  const { laneHolds, results } = router.deps;
+  const { laneHolds } = router.deps;
   router.add<Lane>(
     {
       method: "POST",
@@ -83,30 +97,16 @@ function registerRelease(router: ApiRouter): void {
             "own_work",
             `job ${jobId} held in ${params.currency} was submitted by this token: another one must release it`,
           );
-      const released = await laneHolds.end(
-        account,
-        "velocity",
-        params.currency,
-        "release",
-        caller.name,
-      );
-      await results.appendEvent(account, "account.velocity_released", {
-        account,
-        currency: params.currency,
-        by: caller.name,
-        jobs: released.length,
-      });
       return {
         alias: account,
         currency: params.currency,
-        released: await runNow(router, account, released),
+        released: await endAndRun(router, account, params.currency, "release", caller.name),
       };
     },
   );
 }
 
 function registerResume(router: ApiRouter): void {
-  const { laneHolds, results } = router.deps;
   router.add<Lane>(
     {
       method: "POST",
@@ -121,23 +121,10 @@ function registerResume(router: ApiRouter): void {
     async ({ caller, params, audit }) => {
       audit({ account: params.alias, currency: params.currency });
       const account = accountOf(caller, params.alias);
-      const held = await laneHolds.end(
-        account,
-        "insufficient_funds",
-        params.currency,
-        "resume",
-        caller.name,
-      );
-      await results.appendEvent(account, "account.funds_resumed", {
-        account,
-        currency: params.currency,
-        by: caller.name,
-        jobs: held.length,
-      });
       return {
         alias: account,
         currency: params.currency,
-        resumed: await runNow(router, account, held),
+        resumed: await endAndRun(router, account, params.currency, "resume", caller.name),
       };
     },
   );

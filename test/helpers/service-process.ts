@@ -76,3 +76,35 @@ export async function startServiceProcess(env: Record<string, string>): Promise<
     logLines: () => out.split("\n").filter((l) => l.trim() !== ""),
   };
 }
+
+/** An answer of a service process's API: its status, its text, and that text as JSON. */
+export interface ProcessAnswer {
+  readonly status: number;
+  readonly text: string;
+  // biome-ignore lint/suspicious/noExplicitAny: answers are inspected field by field
+  json(): any;
+}
+
+/**
+ * Calls the API of `service()` (read at each call: the process may start after this is made)
+ * with `token`; a body is sent as CSV unless `type` names another type.
+ */
+export function processApi(service: () => ServiceProcess | undefined, token: string) {
+  return async (
+    method: string,
+    path: string,
+    body?: string,
+    type = "text/csv",
+  ): Promise<ProcessAnswer> => {
+    const res = await fetch(`${service()?.apiUrl}${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${token}`,
+        ...(body !== undefined && { "content-type": type }),
+      },
+      ...(body !== undefined && { body }),
+    });
+    const text = await res.text();
+    return { status: res.status, text, json: () => JSON.parse(text) };
+  };
+}

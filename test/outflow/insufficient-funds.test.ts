@@ -5,7 +5,11 @@ import { useTestRedis } from "../helpers/redis.js";
 import { call } from "../helpers/sandbox.js";
 import { useSandboxProcess } from "../helpers/sandbox-process.js";
 import { bankCsv, until } from "../helpers/service.js";
-import { type ServiceProcess, startServiceProcess } from "../helpers/service-process.js";
+import {
+  processApi,
+  type ServiceProcess,
+  startServiceProcess,
+} from "../helpers/service-process.js";
 
 // One account's NGN wallet holds 50,000 NGN: a 2,000-row batch of 100 NGN runs out at row 500.
 // A KES batch runs beside it on the same account. Two processes work the account (a service
@@ -32,18 +36,7 @@ const env = () => ({
   MONEYQ_RECHECK_AFTER: "off",
 });
 
-async function api(method: string, path: string, body?: string) {
-  const res = await fetch(`${service?.apiUrl}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${TOKEN}`,
-      ...(body !== undefined && { "content-type": "text/csv" }),
-    },
-    ...(body !== undefined && { body }),
-  });
-  const text = await res.text();
-  return { status: res.status, text, json: () => JSON.parse(text) };
-}
+const api = processApi(() => service, TOKEN);
 
 async function submit(tag: string, rows: number, currency: string): Promise<string> {
   const csv = bankCsv(tag, rows, (_n, c) => Object.assign(c, { amount: "100", currency }));

@@ -4,7 +4,11 @@ import { exitOf, spawnWorker } from "../helpers/cli.js";
 import { useTestRedis } from "../helpers/redis.js";
 import { useSandboxProcess } from "../helpers/sandbox-process.js";
 import { bankCsv, until } from "../helpers/service.js";
-import { type ServiceProcess, startServiceProcess } from "../helpers/service-process.js";
+import {
+  processApi,
+  type ServiceProcess,
+  startServiceProcess,
+} from "../helpers/service-process.js";
 
 // Three worker processes (a service and two more) share two accounts; the sandbox in its own
 // process counts what was sent. `vel` may send 10,000 NGN an hour; `ben` may pay one
@@ -49,18 +53,8 @@ const env = () => ({
   MONEYQ_RECHECK_AFTER: "off",
 });
 
-async function api(token: string, method: string, path: string, body?: string, type?: string) {
-  const res = await fetch(`${service?.apiUrl}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${token}`,
-      ...(body !== undefined && { "content-type": type ?? "text/csv" }),
-    },
-    ...(body !== undefined && { body }),
-  });
-  const text = await res.text();
-  return { status: res.status, text, json: () => JSON.parse(text) };
-}
+const api = (token: string, method: string, path: string, body?: string) =>
+  processApi(() => service, token)(method, path, body);
 
 async function submitBatch(account: string, csv: string): Promise<string> {
   const res = await api(

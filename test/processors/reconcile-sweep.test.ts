@@ -8,7 +8,11 @@ import { useTestRedis } from "../helpers/redis.js";
 import { call } from "../helpers/sandbox.js";
 import { useSandboxProcess } from "../helpers/sandbox-process.js";
 import { bankCsv, until } from "../helpers/service.js";
-import { type ServiceProcess, startServiceProcess } from "../helpers/service-process.js";
+import {
+  processApi,
+  type ServiceProcess,
+  startServiceProcess,
+} from "../helpers/service-process.js";
 
 // The sandbox in its own process plays the provider's books: 1,000 payouts moneyq made, then
 // three of each drift kind seeded by its control API; and, on a second account, 20 payouts the
@@ -36,18 +40,7 @@ const env = () => ({
   MONEYQ_RECHECK_AFTER: "off",
 });
 
-async function api(method: string, path: string, body?: string) {
-  const res = await fetch(`${service?.apiUrl}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${TOKEN}`,
-      ...(body !== undefined && { "content-type": "text/csv" }),
-    },
-    ...(body !== undefined && { body }),
-  });
-  const text = await res.text();
-  return { status: res.status, text, json: () => JSON.parse(text) };
-}
+const api = processApi(() => service, TOKEN);
 
 /** Pays a batch through the service and answers its report's lines once it has finished. */
 async function pay(
