@@ -53,6 +53,11 @@ export interface Config {
   readonly metrics: MetricsConfig;
   /** Each account's approval policy, by alias; an account without one needs no approval. */
   readonly approvals: ReadonlyMap<string, ApprovalPolicy>;
+  /**
+   * Each listed account's policy on repeated payments (docs/safety.md); an account not listed
+   * has DEFAULT_PAYMENT_REPEATS.
+   */
+  readonly paymentRepeats: ReadonlyMap<string, PaymentRepeatsPolicy>;
   /** OpenTelemetry traces of every job; undefined (nothing of OpenTelemetry loaded) when off. */
   readonly tracing: TracingConfig | undefined;
 }
@@ -116,6 +121,33 @@ export interface ApprovalPolicy {
   readonly expiresAfterMs: number | undefined;
   /** A job resolved by hand needs a second person's approval (docs/reconciliation.md). */
   readonly resolutionsBySecondPerson?: boolean;
+}
+
+/** What happens to a payment that repeats one paid or queued in the window (docs/safety.md). */
+export const REPEAT_POLICIES = ["warn", "hold", "refuse"] as const;
+export type RepeatPolicy = (typeof REPEAT_POLICIES)[number];
+
+/** An account's policy on repeated payments: what a repeat does, and how far back one is looked for. */
+export interface PaymentRepeatsPolicy {
+  readonly policy: RepeatPolicy;
+  /** How long a payment is remembered after it was enqueued (ms). */
+  readonly windowMs: number;
+}
+
+const DAY_MS = 24 * 3_600_000;
+
+/** An account not listed in MONEYQ_PAYMENT_REPEATS: repeats are reported, over 7 days. */
+export const DEFAULT_PAYMENT_REPEATS: PaymentRepeatsPolicy = Object.freeze({
+  policy: "warn",
+  windowMs: 7 * DAY_MS,
+});
+
+/** The policy on repeated payments of `account`: its own, or the default. */
+export function paymentRepeatsOf(
+  policies: ReadonlyMap<string, PaymentRepeatsPolicy> | undefined,
+  account: string,
+): PaymentRepeatsPolicy {
+  return policies?.get(account) ?? DEFAULT_PAYMENT_REPEATS;
 }
 
 export interface MetricsConfig {
@@ -293,6 +325,7 @@ export const KNOWN_VARIABLES = [
   "MONEYQ_API_IDLE_TIMEOUT_MS",
   "MONEYQ_API_TOKENS",
   "MONEYQ_APPROVAL_POLICIES",
+  "MONEYQ_PAYMENT_REPEATS",
   "MONEYQ_METRICS_HOST",
   "MONEYQ_METRICS_PORT",
   "MONEYQ_METRICS_CACHE_MS",
@@ -450,12 +483,11 @@ export function loadConfig(env: Env = process.env): Config {
   const webhook = readWebhook(read);
   const accounts = readAllAccounts(read, basics);
   const api = readApi(read, basics.paymentsApiUrl, accounts);
-  const approvals = readApprovals(
-    read,
-    embeddedUpstream({ paymentsApiUrl: basics.paymentsApiUrl })
-      ? [DEFAULT_ACCOUNT_ALIAS]
-      : accounts.map((a) => a.alias),
-  );
+  const aliases = embeddedUpstream({ paymentsApiUrl: basics.paymentsApiUrl })
+    ? [DEFAULT_ACCOUNT_ALIAS]
+    : accounts.map((a) => a.alias);
+  const approvals = readApprovals(read, aliases);
+  const paymentRepeats = readPaymentRepeats(read, aliases);
   const metrics: MetricsConfig = Object.freeze({
     host: read.host("MONEYQ_METRICS_HOST"),
     port: read.port("MONEYQ_METRICS_PORT"),
@@ -488,6 +520,7 @@ export function loadConfig(env: Env = process.env): Config {
     api,
     metrics,
     approvals,
+    paymentRepeats,
     tracing,
   });
 }
@@ -875,6 +908,47 @@ function readApprovals(
         resolutionsBySecondPerson: entry.resolutions === "second_person",
       }),
     );
+  });
+  return out;
+}
+
+const PaymentRepeatsEntry = z.strictObject({
+  account: z.string(),
+  policy: z.enum(REPEAT_POLICIES, { error: `must be one of ${REPEAT_POLICIES.join(", ")}` }),
+  windowDays: z
+    .number({ error: "must be a number of days" })
+    .positive({ error: "must be more than 0 days" })
+    .max(90, { error: "must be at most 90 days" })
+    .optional(),
+});
+
+/**
+ * MONEYQ_PAYMENT_REPEATS: a JSON array, an entry per account whose policy on repeated payments
+ * is not the default (warn, 7 days).
+ */
+function readPaymentRepeats(
+  read: EnvReader,
+  aliases: readonly string[],
+): ReadonlyMap<string, PaymentRepeatsPolicy> {
+  const out = new Map<string, PaymentRepeatsPolicy>();
+  const variable = "MONEYQ_PAYMENT_REPEATS";
+  const listed = read.text(variable);
+  if (listed === undefined) return out;
+  const entries = readJsonList(listed, variable, PaymentRepeatsEntry, "policies", read.issues);
+  entries?.forEach((entry, index) => {
+    const where = `${variable}[${index}].account`;
+    if (!aliases.includes(entry.account))
+      read.issues.push({ variable: where, rule: `no account "${entry.account}" is configured` });
+    else if (out.has(entry.account))
+      read.issues.push({
+        variable: where,
+        rule: `account "${entry.account}" has a policy already`,
+      });
+    const windowMs =
+      entry.windowDays === undefined
+        ? DEFAULT_PAYMENT_REPEATS.windowMs
+        : Math.round(entry.windowDays * DAY_MS);
+    out.set(entry.account, Object.freeze({ policy: entry.policy, windowMs }));
   });
   return out;
 }

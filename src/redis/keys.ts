@@ -300,3 +300,12 @@ export function sweepKeys(space: Keyspace, account: string) {
 export function resolutionRequestKey(space: Keyspace, account: string, jobId: string): string {
   return `${space.prefix}:resolution-request:${accountTag(space, account)}:${jobId}`;
 }
+
+/**
+ * The payments of an account with one payment fingerprint (its digest: no beneficiary data in
+ * the key), enqueued within the account's repeat window: a hash of job id → where it came
+ * from and whether it was paid, expiring with the window (docs/safety.md).
+ */
+export function paymentRepeatKey(space: Keyspace, account: string, digest: string): string {
+  return `${space.prefix}:repeat:${accountTag(space, account)}:${digest}`;
+}
