@@ -914,11 +914,12 @@ function readApprovals(
 
 const PaymentRepeatsEntry = z.strictObject({
   account: z.string(),
-  policy: z.enum(REPEAT_POLICIES, { error: `must be one of ${REPEAT_POLICIES.join(", ")}` }),
+  policy: z.enum(REPEAT_POLICIES),
   windowDays: z
-    .number({ error: "must be a number of days" })
-    .positive({ error: "must be more than 0 days" })
-    .max(90, { error: "must be at most 90 days" })
+    .number()
+    .refine((days) => days > 0 && days <= 90, {
+      message: "must be more than 0 and at most 90 days",
+    })
     .optional(),
 });
 

@@ -4,7 +4,7 @@ import {
   bullKeys,
   type Keyspace,
   keyspace,
-  paymentRepeatKey,
+  paymentRepeatKeys,
   resultMarkerKey,
 } from "../redis/keys.js";
 import { RECORD_PAYMENT_REPEATS } from "../redis/scripts/record-payment-repeats.js";
@@ -50,6 +50,11 @@ interface PaymentRecord {
 
 /** At most this many matches are told per payment, newest first. */
 const MATCHES_TOLD = 5;
+/**
+ * A fingerprint keeps its newest this many payments: more of one payment in a window than this
+ * say "repeated" as well, and a fingerprint's read stays small.
+ */
+const RECORDS_KEPT = 1_000;
 /** Fingerprints read per pipeline. */
 const READ_CHUNK = 500;
 
@@ -96,7 +101,10 @@ export class PaymentRepeats {
       byAccount.set(p.e.account, [...(byAccount.get(p.e.account) ?? []), p]);
     await Promise.all(
       [...byAccount].map(([account, list]) => {
-        const keys = list.map((p) => paymentRepeatKey(this.#space, account, p.digest));
+        const keys = list.flatMap((p) => {
+          const { records, times } = paymentRepeatKeys(this.#space, account, p.digest);
+          return [records, times];
+        });
         const args = list.flatMap(({ e }) => [
           jobIdFor(account, e.idempotencyKey),
           JSON.stringify({
@@ -112,6 +120,7 @@ export class PaymentRepeats {
           ...keys,
           String(now),
           window,
+          String(RECORDS_KEPT),
           ...args,
         );
       }),
@@ -129,7 +138,7 @@ export class PaymentRepeats {
     for (let i = 0; i < digests.length; i += READ_CHUNK) {
       const chunk = digests.slice(i, i + READ_CHUNK);
       const multi = this.#redis.multi();
-      for (const d of chunk) multi.hgetall(paymentRepeatKey(this.#space, account, d));
+      for (const d of chunk) multi.hgetall(paymentRepeatKeys(this.#space, account, d).records);
       const answers = (await multi.exec()) ?? [];
       chunk.forEach((d, j) => {
         const [error, fields] = answers[j] ?? [];
@@ -190,12 +199,16 @@ export class PaymentRepeats {
   }
 }
 
-/** A window as a sentence says it: "7 days", "12 hours", "30 minutes". */
+/** A window as a sentence says it: "7 days", "12 hours", "1 minute". */
 export function windowText(ms: number): string {
-  const day = 24 * 3_600_000;
-  if (ms >= day) return `${Number((ms / day).toFixed(2))} days`;
-  if (ms >= 3_600_000) return `${Number((ms / 3_600_000).toFixed(2))} hours`;
-  return `${Math.max(1, Math.round(ms / 60_000))} minutes`;
+  const [size, unit] =
+    ms >= 86_400_000
+      ? [ms / 86_400_000, "day"]
+      : ms >= 3_600_000
+        ? [ms / 3_600_000, "hour"]
+        : [Math.max(1, ms / 60_000), "minute"];
+  const n = Number(size.toFixed(2));
+  return `${n} ${unit}${n === 1 ? "" : "s"}`;
 }
 
 /** The records of a fingerprint's hash within the window that still count (not ended). */

@@ -6,7 +6,7 @@ import {
   type Keyspace,
   keyspace,
   legacyJobKeys,
-  paymentRepeatKey,
+  paymentRepeatKeys,
   recheckKey,
   resultMarkerKey,
   resultsStreamKey,
@@ -142,7 +142,7 @@ export class ResultsStore {
         successesKey(space, result.account),
         extras.payment === undefined
           ? marker
-          : paymentRepeatKey(space, result.account, extras.payment),
+          : paymentRepeatKeys(space, result.account, extras.payment).records,
       );
       const scheduled = recheckOf(result, extras.recheck, this.#options.recheckAfterMs ?? []);
       const indexed = {
