@@ -180,13 +180,18 @@ export class Producer {
     };
   }
 
-  /** The payments of the window that a job enqueued alone repeats under other keys. */
+  /**
+   * The payments of the window that a job enqueued alone repeats under other keys; none for a
+   * replay (its key holds this same request already): that job was judged when it was enqueued.
+   */
   async #repeatsOf(envelope: JobEnvelope): Promise<PaymentMatch[]> {
     const digest = paymentFingerprint(envelope.kind, envelope.request);
     if (digest === undefined) return [];
     const jobId = jobIdFor(envelope.account, envelope.idempotencyKey);
     const [matches] = await this.repeats.find(envelope.account, [{ digest, jobId }]);
-    return matches ?? [];
+    if (matches === undefined || matches.length === 0) return [];
+    const [use] = await this.keyUses([envelope]);
+    return use === "same" ? [] : matches;
   }
 
   /**

@@ -181,6 +181,15 @@ describe("the payment repeats store", () => {
       false,
     ]);
 
+    // Work enqueued together is recorded, not checked; a replay of a job's own key is answered
+    // as it was first judged, not refused for a payment recorded since.
+    await refusing.enqueueMany([payout("refuse-many", "3333333333")]);
+    const replay = await refusing.enqueue(payout("refuse-1", "3333333333"));
+    expect(replay).toEqual(first);
+    const later = await refusing.enqueue(payout("refuse-3", "3333333333")).catch((e) => e);
+    expect(later).toBeInstanceOf(PaymentRepeatedError);
+    expect(later.matches).toHaveLength(2);
+
     const holding = producerWith("hold", 60_000);
     await holding.enqueue(payout("hold-1", "4444444444"));
     const held = await holding.enqueue(payout("hold-2", "4444444444"));
