@@ -97,8 +97,11 @@ export class PaymentRepeats {
       return digest === undefined ? [] : [{ e, digest }];
     });
     const byAccount = new Map<string, typeof payments>();
-    for (const p of payments)
-      byAccount.set(p.e.account, [...(byAccount.get(p.e.account) ?? []), p]);
+    for (const p of payments) {
+      const list = byAccount.get(p.e.account);
+      if (list) list.push(p);
+      else byAccount.set(p.e.account, [p]);
+    }
     await Promise.all(
       [...byAccount].map(([account, list]) => {
         const keys = list.flatMap((p) => {
