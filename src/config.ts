@@ -4,12 +4,6 @@ import { z } from "zod";
 import { toFieldIssues } from "./contract/field-issues.js";
 import { allowedRangeProblem, blockedWebhookHost } from "./net/address-guard.js";
 import { isClusterUrl, parseClusterUrl } from "./net/redis-url.js";
-import {
-  amountUnits,
-  type CurrencyLimits,
-  type VelocityLimit,
-  type VelocityLimits,
-} from "./outflow/velocity-limits.js";
 import { loadProviderProfile } from "./provider/load-profile.js";
 import { DEFAULT_PROVIDER_PROFILE, type ProviderProfile } from "./provider/profile.js";
 
@@ -61,9 +55,30 @@ export interface Config {
   readonly approvals: ReadonlyMap<string, ApprovalPolicy>;
   /** Velocity limits and insufficient funds holds (docs/safety.md). */
   readonly outflow: OutflowConfig;
+  /**
+   * Each listed account's policy on repeated payments (docs/safety.md); an account not listed
+   * has DEFAULT_PAYMENT_REPEATS.
+   */
+  readonly paymentRepeats: ReadonlyMap<string, PaymentRepeatsPolicy>;
   /** OpenTelemetry traces of every job; undefined (nothing of OpenTelemetry loaded) when off. */
   readonly tracing: TracingConfig | undefined;
 }
+
+/** At most this amount (as decimal text) and this many payouts in a velocity limit's window. */
+export interface VelocityLimit {
+  readonly amount?: string;
+  readonly count?: number;
+}
+
+/** One currency's velocity limits on an account (docs/safety.md). */
+export interface CurrencyLimits {
+  readonly perHour?: VelocityLimit | undefined;
+  readonly perDay?: VelocityLimit | undefined;
+  readonly perBeneficiaryPerDay?: VelocityLimit | undefined;
+}
+
+/** Each account's velocity limits, by currency. */
+export type VelocityLimits = ReadonlyMap<string, ReadonlyMap<string, CurrencyLimits>>;
 
 /** Outflow safety (docs/safety.md). */
 export interface OutflowConfig {
@@ -140,6 +155,33 @@ export interface ApprovalPolicy {
   readonly expiresAfterMs: number | undefined;
   /** A job resolved by hand needs a second person's approval (docs/reconciliation.md). */
   readonly resolutionsBySecondPerson?: boolean;
+}
+
+/** What happens to a payment that repeats one paid or queued in the window (docs/safety.md). */
+export const REPEAT_POLICIES = ["warn", "hold", "refuse"] as const;
+export type RepeatPolicy = (typeof REPEAT_POLICIES)[number];
+
+/** An account's policy on repeated payments: what a repeat does, and how far back one is looked for. */
+export interface PaymentRepeatsPolicy {
+  readonly policy: RepeatPolicy;
+  /** How long a payment is remembered after it was enqueued (ms). */
+  readonly windowMs: number;
+}
+
+const DAY_MS = 24 * 3_600_000;
+
+/** An account not listed in MONEYQ_PAYMENT_REPEATS: repeats are reported, over 7 days. */
+export const DEFAULT_PAYMENT_REPEATS: PaymentRepeatsPolicy = Object.freeze({
+  policy: "warn",
+  windowMs: 7 * DAY_MS,
+});
+
+/** The policy on repeated payments of `account`: its own, or the default. */
+export function paymentRepeatsOf(
+  policies: ReadonlyMap<string, PaymentRepeatsPolicy> | undefined,
+  account: string,
+): PaymentRepeatsPolicy {
+  return policies?.get(account) ?? DEFAULT_PAYMENT_REPEATS;
 }
 
 export interface MetricsConfig {
@@ -320,6 +362,7 @@ export const KNOWN_VARIABLES = [
   "MONEYQ_VELOCITY_LIMITS",
   "MONEYQ_INSUFFICIENT_FUNDS",
   "MONEYQ_INSUFFICIENT_FUNDS_RETRY",
+  "MONEYQ_PAYMENT_REPEATS",
   "MONEYQ_METRICS_HOST",
   "MONEYQ_METRICS_PORT",
   "MONEYQ_METRICS_CACHE_MS",
@@ -477,8 +520,10 @@ export function loadConfig(env: Env = process.env): Config {
   const webhook = readWebhook(read);
   const accounts = readAllAccounts(read, basics);
   const api = readApi(read, basics.paymentsApiUrl, accounts);
-  const approvals = readApprovals(read, aliasesWithPolicies(basics, accounts));
-  const outflow = readOutflow(read, aliasesWithPolicies(basics, accounts));
+  const aliases = aliasesWithPolicies(basics, accounts);
+  const approvals = readApprovals(read, aliases);
+  const outflow = readOutflow(read, aliases);
+  const paymentRepeats = readPaymentRepeats(read, aliases);
   const metrics: MetricsConfig = Object.freeze({
     host: read.host("MONEYQ_METRICS_HOST"),
     port: read.port("MONEYQ_METRICS_PORT"),
@@ -512,6 +557,7 @@ export function loadConfig(env: Env = process.env): Config {
     metrics,
     approvals,
     outflow,
+    paymentRepeats,
     tracing,
   });
 }
@@ -906,7 +952,7 @@ const VelocityEntry = z
 function velocityLimit(w: z.infer<typeof VelocityWindow> | undefined): VelocityLimit | undefined {
   if (w === undefined) return undefined;
   return Object.freeze({
-    ...(w.amount !== undefined && { amount: w.amount, units: amountUnits(w.amount) }),
+    ...(w.amount !== undefined && { amount: w.amount }),
     ...(w.count !== undefined && { count: w.count }),
   });
 }
@@ -991,6 +1037,48 @@ function readApprovals(
         resolutionsBySecondPerson: entry.resolutions === "second_person",
       }),
     );
+  });
+  return out;
+}
+
+const PaymentRepeatsEntry = z.strictObject({
+  account: z.string(),
+  policy: z.enum(REPEAT_POLICIES),
+  windowDays: z
+    .number()
+    .refine((days) => days > 0 && days <= 90, {
+      message: "must be more than 0 and at most 90 days",
+    })
+    .optional(),
+});
+
+/**
+ * MONEYQ_PAYMENT_REPEATS: a JSON array, an entry per account whose policy on repeated payments
+ * is not the default (warn, 7 days).
+ */
+function readPaymentRepeats(
+  read: EnvReader,
+  aliases: readonly string[],
+): ReadonlyMap<string, PaymentRepeatsPolicy> {
+  const out = new Map<string, PaymentRepeatsPolicy>();
+  const variable = "MONEYQ_PAYMENT_REPEATS";
+  const listed = read.text(variable);
+  if (listed === undefined) return out;
+  const entries = readJsonList(listed, variable, PaymentRepeatsEntry, "policies", read.issues);
+  entries?.forEach((entry, index) => {
+    const where = `${variable}[${index}].account`;
+    if (!aliases.includes(entry.account))
+      read.issues.push({ variable: where, rule: `no account "${entry.account}" is configured` });
+    else if (out.has(entry.account))
+      read.issues.push({
+        variable: where,
+        rule: `account "${entry.account}" has a policy already`,
+      });
+    const windowMs =
+      entry.windowDays === undefined
+        ? DEFAULT_PAYMENT_REPEATS.windowMs
+        : Math.round(entry.windowDays * DAY_MS);
+    out.set(entry.account, Object.freeze({ policy: entry.policy, windowMs }));
   });
   return out;
 }

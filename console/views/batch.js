@@ -2,7 +2,7 @@
 // and the rows that did not succeed.
 import { api, apiText, download } from "../api.js";
 import { errorBox, fill, h, noticeBox, table, when } from "../dom.js";
-import { progressBar, stateBadge, totalsTable } from "./parts.js";
+import { progressBar, repeatsSection, stateBadge, totalsTable } from "./parts.js";
 
 const POLL_MS = 1_000;
 const ENDED = ["completed", "completed_with_failures", "cancelled"];
@@ -64,6 +64,10 @@ function overview(status) {
     ["Created", when(status.createdAt)],
     ["Not before", when(status.notBefore)],
     ["Approval", approvalText(status.approval)],
+    status.repeats && [
+      "Repeated payments",
+      `${status.repeats.count} rows (policy ${status.repeats.policy}): see below`,
+    ],
     ["Started", when(status.startedAt)],
     ["Finished", when(status.finishedAt)],
     status.cancelledAt && ["Cancelled", `${when(status.cancelledAt)} (${status.cancelReason})`],
@@ -85,6 +89,7 @@ function overview(status) {
     ),
     h("h2", {}, "Totals"),
     totalsTable(status.totals),
+    repeatsSection(status.repeats),
   ];
 }
 

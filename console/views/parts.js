@@ -1,5 +1,6 @@
-// Pieces several views share: the account picker, a batch's state, its totals.
-import { h, table } from "../dom.js";
+// Pieces several views share: the account picker, a batch's state, its totals, its repeated
+// payments.
+import { h, table, when } from "../dom.js";
 
 /** A select of the token's accounts; `any` adds a first choice of all of them (value ""). */
 export function accountSelect(me, { id = "account", any = false, value = "" } = {}) {
@@ -53,4 +54,46 @@ export function totalsTable(totals) {
     currencies,
     { class: "totals" },
   );
+}
+
+const REPEAT_POLICY = {
+  warn: "reported only: the rows are sent",
+  hold: "the batch waits for approval",
+  refuse: "those rows are invalid and not sent",
+};
+
+/** One payment a row repeats, as a sentence. */
+function repeatText(match) {
+  if (match.state === "in_file") return `row ${match.row} of this file`;
+  const where =
+    match.batchId === undefined ? `job ${match.jobId}` : `batch ${match.batchId}, row ${match.row}`;
+  const state = match.state === "unconfirmed" ? "unconfirmed (may have been paid)" : match.state;
+  return `${state} ${when(match.at)}: ${where}`;
+}
+
+/**
+ * The rows whose payment repeats another one (paid or queued under another key in the window,
+ * or an earlier row of the file), each with the payments it repeats; nothing when none does.
+ */
+export function repeatsSection(repeats) {
+  if (!repeats || repeats.count === 0) return false;
+  const days = Math.round((repeats.windowMs / 86_400_000) * 100) / 100;
+  return [
+    h("h2", {}, "Repeated payments"),
+    h(
+      "p",
+      { id: "repeats-summary", class: "warning" },
+      `${repeats.count} rows repeat a payment of the last ${days} days (policy ${repeats.policy}: ${REPEAT_POLICY[repeats.policy]}).`,
+      repeats.rows.length < repeats.count && ` The first ${repeats.rows.length} are listed.`,
+    ),
+    table(
+      [
+        ["Row", (r) => String(r.row)],
+        ["Reference", (r) => r.reference],
+        ["Repeats", (r) => r.matches.map((m) => h("div", {}, repeatText(m)))],
+      ],
+      repeats.rows,
+      { class: "repeats", id: "repeats" },
+    ),
+  ];
 }

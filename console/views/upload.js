@@ -2,7 +2,7 @@
 // submit the valid rows only, or schedule.
 import { ApiError, api } from "../api.js";
 import { errorBox, fill, h, table } from "../dom.js";
-import { accountSelect, field } from "./parts.js";
+import { accountSelect, field, repeatsSection } from "./parts.js";
 
 /** The batch kinds, as the API's own OpenAPI document lists them. */
 async function batchKinds() {
@@ -72,6 +72,7 @@ function dryRunReport(report) {
       report.issues.length === 0 && " Nothing was enqueued yet.",
     ),
     report.issues.length > 0 && issueTable(report.issues),
+    repeatsSection(report.repeats),
   ];
 }
 

@@ -11,6 +11,8 @@ export interface ApiErrorBody {
     readonly rows?: readonly unknown[];
     /** The job a conflict is about (idempotency_key_reused). */
     readonly jobId?: string;
+    /** The payments a refused one repeats (payment_repeated), newest first. */
+    readonly repeats?: readonly unknown[];
   };
 }
 
@@ -21,11 +23,17 @@ export class ApiError extends Error {
   readonly details: readonly FieldIssue[] | undefined;
   readonly rows: readonly unknown[] | undefined;
   readonly jobId: string | undefined;
+  readonly repeats: readonly unknown[] | undefined;
   constructor(
     status: number,
     code: string,
     message: string,
-    extra: { details?: readonly FieldIssue[]; rows?: readonly unknown[]; jobId?: string } = {},
+    extra: {
+      details?: readonly FieldIssue[];
+      rows?: readonly unknown[];
+      jobId?: string;
+      repeats?: readonly unknown[];
+    } = {},
   ) {
     super(message);
     this.name = "ApiError";
@@ -34,6 +42,7 @@ export class ApiError extends Error {
     this.details = extra.details;
     this.rows = extra.rows;
     this.jobId = extra.jobId;
+    this.repeats = extra.repeats;
   }
 
   body(): ApiErrorBody {
@@ -44,6 +53,7 @@ export class ApiError extends Error {
         ...(this.details && { details: this.details }),
         ...(this.rows && { rows: this.rows }),
         ...(this.jobId && { jobId: this.jobId }),
+        ...(this.repeats && { repeats: this.repeats }),
       },
     };
   }

@@ -2,7 +2,11 @@ import type { Job } from "bullmq";
 import { z } from "zod";
 import { validate } from "../contract/field-issues.js";
 import { IdempotencyKey, REPLAY_HEADER } from "../contract/headers.js";
-import { EnqueueValidationError, IdempotencyKeyReusedError } from "../queues/enqueue-error.js";
+import {
+  EnqueueValidationError,
+  IdempotencyKeyReusedError,
+  PaymentRepeatedError,
+} from "../queues/enqueue-error.js";
 import { jobIdFor } from "../queues/idempotency-key.js";
 import { JobControlError } from "../queues/job-controls.js";
 import type { JobData } from "../queues/job-data.js";
@@ -22,7 +26,7 @@ export function registerJobRoutes(router: ApiRouter): void {
       method: "POST",
       url: "/v1/jobs",
       summary:
-        "Enqueue one job; the same work (same key) enqueued twice is one job. 202 with its job id",
+        "Enqueue one job; the same work (same key) enqueued twice is one job. 202 with its job id, and the payments it repeats under other keys, if any",
       auth: true,
       permission: "submit",
       body: SubmitJobBody,
@@ -52,6 +56,12 @@ export function registerJobRoutes(router: ApiRouter): void {
         if (error instanceof EnqueueValidationError)
           throw new ApiError(400, "invalid_job", error.message, {
             details: error.issues.map((i) => ({ ...i, field: `body.${i.field}` })),
+          });
+        // Refused by the account's repeat policy: a conflict with payments made, as a reused key is.
+        if (error instanceof PaymentRepeatedError)
+          throw new ApiError(409, error.code, error.message, {
+            details: [{ field: "body.request.body", rule: error.rule }],
+            repeats: error.matches,
           });
         if (error instanceof IdempotencyKeyReusedError) {
           audit({ jobId: error.jobId, idempotencyKey: error.idempotencyKey });
@@ -87,6 +97,7 @@ export function registerJobRoutes(router: ApiRouter): void {
         attempts: job?.attemptsStarted ?? result?.attempts ?? 0,
         ...(hold?.notBefore !== undefined && { notBefore: hold.notBefore }),
         ...(hold?.submittedBy !== undefined && { submittedBy: hold.submittedBy }),
+        ...(hold?.repeats !== undefined && { repeats: repeatsOfHold(hold.repeats) }),
         ...(hold?.approval !== undefined && {
           approval: {
             state: hold.approval,
@@ -210,4 +221,13 @@ function keyOf(header: string | string[] | undefined, inBody: string | undefined
       },
     ]);
   return parsed.data;
+}
+
+/** The payments a held job repeats, as its hold keeps them (JSON). */
+function repeatsOfHold(json: string): unknown[] {
+  try {
+    return JSON.parse(json) as unknown[];
+  } catch {
+    return [];
+  }
 }

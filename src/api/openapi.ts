@@ -6,7 +6,7 @@ const jsonSchema = (schema: z.ZodType) =>
   z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }) as Record<string, unknown>;
 
 const ERROR_RESPONSE = {
-  description: "An error: { error: { code, message, details?, rows? } }",
+  description: "An error: { error: { code, message, details?, rows?, jobId?, repeats? } }",
   content: {
     "application/json": {
       schema: {
@@ -27,6 +27,8 @@ const ERROR_RESPONSE = {
                 },
               },
               rows: { type: "array", items: { type: "object" } },
+              jobId: { type: "string" },
+              repeats: { type: "array", items: { type: "object" } },
             },
           },
         },

@@ -29,6 +29,14 @@ import {
 } from "./batch-errors.js";
 import { BatchIndex } from "./batch-index.js";
 import { BATCH_KINDS, type BatchKind } from "./batch-kinds.js";
+import {
+  batchRepeats,
+  type RepeatReport,
+  repeatIssue,
+  repeatMetaFields,
+  repeatReport,
+  repeatsOfMeta,
+} from "./batch-repeats.js";
 import type { RowSource } from "./batch-rows.js";
 import { type BatchState, BatchStore, isCancellable } from "./batch-store.js";
 import {
@@ -84,6 +92,11 @@ export interface BatchStatus {
    * file before it to resume the submission.
    */
   readonly resumeBy: string | undefined;
+  /**
+   * The rows whose payment repeated another one when it was submitted (the first 1,000, and
+   * how many), when any did: what its approvers weigh.
+   */
+  readonly repeats: RepeatReport | undefined;
   /** Its approval, when its account's policy asked for one. */
   readonly approval:
     | {
@@ -129,6 +142,11 @@ export interface SubmitReport {
   readonly duplicates: number;
   /** Every invalid or duplicate row, with its column and rule. */
   readonly issues: readonly RowIssue[];
+  /**
+   * The rows whose payment repeats another one (paid or queued under another key in the
+   * window, or an earlier row of the file), and the account's policy (docs/safety.md).
+   */
+  readonly repeats: RepeatReport;
   /** The batch's status; absent on a dry run. */
   readonly status: BatchStatus | undefined;
 }
@@ -274,18 +292,9 @@ export class Batches {
         `urgent: at most ${MAX_URGENT_BATCH_ROWS} rows (this batch has ${rows}); a larger batch is bulk`,
       );
     const batchId = options.batchId ?? this.#batchIdOf(account, options.source.digest());
-    const earlier = await this.#heldElsewhere(account, batchId, held);
-    // Any row's key may be held already: by this batch id sent before, or by a job enqueued alone.
-    const reused = await keyReuseIssues(this.#options.producer, { account, batchId, kind }, held);
-    let valid: number[] = [];
-    for (let i = 0; i < held.length; i += 1) {
-      const owner = earlier.get(i);
-      const reuse = reused.get(i);
-      if (owner !== undefined) issues.push(duplicateIssue(held, i, owner));
-      else if (reuse !== undefined) issues.push(reuse);
-      else valid.push(i);
-    }
-    issues.sort((a, b) => a.row - b.row);
+    const sorted = await this.#sortRows({ account, batchId, kind }, held, issues);
+    let valid = sorted.valid;
+    const { repeats } = sorted;
     const counts = () => {
       const bad = new Set(issues.map((i) => i.row));
       const duplicates = new Set(issues.filter((i) => i.type === "duplicate").map((i) => i.row))
@@ -293,7 +302,8 @@ export class Batches {
       return { rows, accepted: valid.length, invalid: bad.size - duplicates, duplicates };
     };
     if (options.dryRun) {
-      return { batchId, dryRun: true, created: false, ...counts(), issues, status: undefined };
+      const status = undefined;
+      return { batchId, dryRun: true, created: false, ...counts(), issues, repeats, status };
     }
     const keys = this.#store.keys(account, batchId);
     if ((issues.length > 0 && !options.allowPartial) || valid.length === 0) {
@@ -309,13 +319,19 @@ export class Batches {
     const token = randomUUID();
     const digest = options.source.digest();
     const totals = requestedTotalFields(moneyOf(held, valid).values());
-    const approval = approvalNeeded(this.#options.approvals?.get(account), totalsOf(totals));
+    const policy = this.#options.approvals?.get(account);
+    const approval =
+      approvalNeeded(policy, totalsOf(totals)) ??
+      (repeats.policy === "hold" && repeats.count > 0
+        ? { expiresAfterMs: policy?.expiresAfterMs }
+        : undefined);
     const now = Date.now();
     const meta = {
       ...{ id: batchId, account, kind, state: "validating", rows, digest },
       ...{ createdAt: new Date(now).toISOString(), done: 0, ...countFields(counts()), ...totals },
       ...holdFields(options.submittedBy, notBeforeMs, approval?.expiresAfterMs, approval, now),
       ...Object.fromEntries(RESULT_KINDS.map((k) => [`n:${k}`, 0])),
+      ...repeatMetaFields(repeats),
     };
     // Held jobs wait in BullMQ's delayed set; the gate holds any that comes up early.
     const delayMs = approval
@@ -324,7 +340,7 @@ export class Batches {
     const begun = await this.#begin(account, batchId, token, digest, meta, options.signal);
     if (begun === "submitted") {
       const status = await this.status(account, batchId);
-      return { batchId, dryRun: false, created: false, ...counts(), issues, status };
+      return { batchId, dryRun: false, created: false, ...counts(), issues, repeats, status };
     }
     const lease = new SubmissionLease(this.#redis, leaseKeys(keys), token, this.#leaseMs);
     try {
@@ -359,7 +375,41 @@ export class Batches {
       await lease.release();
     }
     const status = await this.status(account, batchId);
-    return { batchId, dryRun: false, created: true, ...counts(), issues, status };
+    return { batchId, dryRun: false, created: true, ...counts(), issues, repeats, status };
+  }
+
+  /**
+   * Sorts the held rows: those whose reference an earlier batch holds, or whose key holds
+   * another request, become issues; those that repeat a payment are reported, and become
+   * issues under a `refuse` policy (docs/safety.md); the others are valid (held indices).
+   */
+  async #sortRows(
+    batch: { readonly account: string; readonly batchId: string; readonly kind: BatchKind },
+    held: Held,
+    issues: RowIssue[],
+  ): Promise<{ valid: number[]; repeats: RepeatReport }> {
+    const { account, batchId } = batch;
+    const earlier = await this.#heldElsewhere(account, batchId, held);
+    // Any row's key may be held already: by this batch id sent before, or by a job enqueued alone.
+    const reused = await keyReuseIssues(this.#options.producer, batch, held);
+    let valid: number[] = [];
+    for (let i = 0; i < held.length; i += 1) {
+      const owner = earlier.get(i);
+      const reuse = reused.get(i);
+      if (owner !== undefined) issues.push(duplicateIssue(held, i, owner));
+      else if (reuse !== undefined) issues.push(reuse);
+      else valid.push(i);
+    }
+    const store = this.#options.producer.repeats;
+    const policy = store.policyOf(account);
+    const found = await batchRepeats(store, batch, held, valid);
+    if (policy.policy === "refuse") {
+      for (const [i, matches] of found)
+        issues.push(repeatIssue(held, i, matches, store.windowText(account)));
+      valid = valid.filter((i) => !found.has(i));
+    }
+    issues.sort((a, b) => a.row - b.row);
+    return { valid, repeats: repeatReport(policy, held, found) };
   }
 
   /**
@@ -596,6 +646,7 @@ export class Batches {
         meta.sealBy !== undefined && (state === "validating" || state === "submission_failed")
           ? new Date(Number(meta.sealBy)).toISOString()
           : undefined,
+      repeats: repeatsOfMeta(meta),
       approval: approvalOf(meta),
     };
   }

@@ -1,6 +1,9 @@
 import type { RowIssue } from "../batches/batch-errors.js";
+import type { RepeatReport } from "../batches/batch-repeats.js";
 import { type BatchTotals, TOTAL_BUCKETS } from "../batches/batch-totals.js";
 import type { BatchStatus, SubmitReport } from "../batches/batches.js";
+import { windowText } from "../queues/payment-repeats.js";
+import { matchText } from "../queues/repeat-rule.js";
 import { RESULT_KINDS } from "../results/job-result.js";
 
 /** One line per bad row: `row 7 (ref-7): amount: must be a number`. */
@@ -24,7 +27,27 @@ export function formatSubmit(report: SubmitReport): string {
     `  rows ${report.rows}, accepted ${report.accepted}, invalid ${report.invalid}, duplicates ${report.duplicates}`,
   ];
   if (report.issues.length > 0) lines.push("rows not enqueued:", formatIssues(report.issues));
+  if (report.repeats.count > 0) lines.push(formatRepeats(report.repeats));
   return lines.join("\n");
+}
+
+/**
+ * The rows whose payment repeats another one, under the account's policy: `row 12 (ref-12):
+ * paid 2026-11-26 in batch b_1 row 4`, one line a match.
+ */
+export function formatRepeats(repeats: RepeatReport): string {
+  const what = {
+    warn: "reported, not held",
+    hold: "the batch waits for approval",
+    refuse: "those rows are invalid",
+  }[repeats.policy];
+  const head = `${repeats.count} rows repeat a payment of the last ${windowText(repeats.windowMs)} (policy ${repeats.policy}: ${what}):`;
+  const lines = repeats.rows.flatMap((r) =>
+    r.matches.map((m) => `  row ${r.row} (${r.reference}): ${matchText(m)}`),
+  );
+  const kept =
+    repeats.rows.length < repeats.count ? [`  (the first ${repeats.rows.length} rows)`] : [];
+  return [head, ...lines, ...kept].join("\n");
 }
 
 /** The summary table of a batch. */
@@ -47,12 +70,22 @@ export function formatStatus(status: BatchStatus): string {
     ...(status.approval !== undefined
       ? [["approval", approvalText(status.approval)] as [string, string]]
       : []),
+    ...(status.repeats !== undefined
+      ? [
+          ["repeats", `${status.repeats.count} rows (policy ${status.repeats.policy})`] as [
+            string,
+            string,
+          ],
+        ]
+      : []),
   ];
   const width = Math.max(...rows.map(([k]) => k.length));
   const table = rows.map(([k, v]) => `  ${k.padEnd(width)}  ${v}`).join("\n");
-  return Object.keys(status.totals).length === 0
-    ? table
-    : `${table}\n${totalsTable(status.totals)}`;
+  const withTotals =
+    Object.keys(status.totals).length === 0 ? table : `${table}\n${totalsTable(status.totals)}`;
+  return status.repeats === undefined
+    ? withTotals
+    : `${withTotals}\n${formatRepeats(status.repeats)}`;
 }
 
 function approvalText(approval: NonNullable<BatchStatus["approval"]>): string {

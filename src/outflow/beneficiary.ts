@@ -1,28 +1,16 @@
 import { createHash } from "node:crypto";
 import type { JobKind } from "../queues/job-kinds.js";
-
-/** The fields that name who a payout pays, by kind. */
-const BENEFICIARY_FIELDS: Partial<Record<JobKind, readonly string[]>> = {
-  "payout.bank": ["bankCode", "accountNumber"],
-  "payout.momo": ["phoneNumber"],
-  "payout.stable": ["network", "toAddress"],
-};
+import { beneficiaryParts } from "../queues/payment-fingerprint.js";
 
 /**
- * Who a payout pays, as a short hash of its identifying fields (bank code and account number,
- * phone number, or network and address; trimmed, case folded), so that Redis keys never hold
- * the data itself. Undefined for a kind without a beneficiary or a body without the fields.
+ * Who a payout pays, as a short hash of the parts that name its beneficiary (bank code and
+ * account number, phone number and network, or address and network, normalised as a payment's
+ * fingerprint reads them), so that Redis keys never hold the data itself. Undefined for a kind
+ * without a beneficiary or a body without the parts.
  */
 export function beneficiaryOf(kind: JobKind, request: unknown): string | undefined {
-  const fields = BENEFICIARY_FIELDS[kind];
-  const body = (request as { body?: Record<string, unknown> } | undefined)?.body;
-  if (fields === undefined || body === undefined) return undefined;
-  const parts: string[] = [];
-  for (const field of fields) {
-    const value = body[field];
-    if (typeof value !== "string" && typeof value !== "number") return undefined;
-    parts.push(String(value).trim().toLowerCase());
-  }
+  const parts = beneficiaryParts(kind, request);
+  if (parts === undefined) return undefined;
   return createHash("sha256")
     .update(`${kind}\n${parts.join("\n")}`)
     .digest("hex")

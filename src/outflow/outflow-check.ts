@@ -1,15 +1,9 @@
+import type { CurrencyLimits, VelocityLimit, VelocityLimits } from "../config.js";
 import type { JobEnvelope } from "../queues/job-envelope.js";
 import { JOB_KINDS } from "../queues/job-kinds.js";
 import { rowMoney } from "../queues/job-money.js";
 import { beneficiaryOf } from "./beneficiary.js";
-import {
-  amountUnits,
-  type CurrencyLimits,
-  DAY_MS,
-  HOUR_MS,
-  type VelocityLimit,
-  type VelocityLimits,
-} from "./velocity-limits.js";
+import { amountUnits, DAY_MS, HOUR_MS } from "./velocity-limits.js";
 
 /** One limit a payout's request is checked against, as the rate gate's script reads it. */
 export interface LimitCheck {
@@ -44,7 +38,7 @@ function check(
   return {
     scope: beneficiary === undefined ? "currency" : "beneficiary",
     windowMs,
-    maxUnits: limit.units ?? -1,
+    maxUnits: limit.amount === undefined ? -1 : amountUnits(limit.amount),
     maxCount: limit.count ?? -1,
     ...(beneficiary !== undefined && { beneficiary }),
   };

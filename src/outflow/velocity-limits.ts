@@ -1,30 +1,14 @@
 /**
- * Velocity limits (docs/safety.md): how much, and how many payouts, an account may send per
- * currency in a rolling hour and day, and to one beneficiary in a rolling day. Amounts are
- * compared as whole units of AMOUNT_SCALE (a ten-thousandth), never as floating point.
+ * Velocity limits (docs/safety.md; configured as config.ts's VelocityLimits): how much, and how
+ * many payouts, an account may send per currency in a rolling hour and day, and to one
+ * beneficiary in a rolling day. Amounts are compared as whole units of a ten-thousandth, never
+ * as floating point.
  */
 
 export const HOUR_MS = 3_600_000;
 export const DAY_MS = 86_400_000;
 /** Decimal places amounts are counted to; a payout's finer digits round it up, never down. */
 export const AMOUNT_DIGITS = 4;
-
-/** At most this amount (as decimal text, and in units) and this many payouts in a window. */
-export interface VelocityLimit {
-  readonly amount?: string;
-  readonly units?: number;
-  readonly count?: number;
-}
-
-/** One currency's limits on an account. */
-export interface CurrencyLimits {
-  readonly perHour?: VelocityLimit | undefined;
-  readonly perDay?: VelocityLimit | undefined;
-  readonly perBeneficiaryPerDay?: VelocityLimit | undefined;
-}
-
-/** Each account's limits, by currency. */
-export type VelocityLimits = ReadonlyMap<string, ReadonlyMap<string, CurrencyLimits>>;
 
 /**
  * Whole units of a non-negative decimal amount ("100.5" is 1005000): digits past

@@ -3,6 +3,7 @@ import type { JobData } from "../queues/job-data.js";
 import type { JobEnvelope } from "../queues/job-envelope.js";
 import { JOB_KINDS } from "../queues/job-kinds.js";
 import { rowMoney } from "../queues/job-money.js";
+import { paymentFingerprint } from "../queues/payment-fingerprint.js";
 import { endsCompleted, type JobResult } from "../results/job-result.js";
 import type { RecheckTarget } from "../results/recheck.js";
 import { ATTR, SPAN } from "../tracing/job-spans.js";
@@ -84,6 +85,7 @@ async function recordResult(
   const first = await deps.results.emit(result, {
     recheck: recheckTarget(envelope, ending, reversed),
     money: rowMoney(envelope.request),
+    payment: paymentFingerprint(envelope.kind, envelope.request),
   });
   const recorded = first
     ? result

@@ -1,6 +1,6 @@
 import type { Job, Worker } from "bullmq";
+import type { VelocityLimits } from "../config.js";
 import { outflowCheckOf } from "../outflow/outflow-check.js";
-import type { VelocityLimits } from "../outflow/velocity-limits.js";
 import type { JobEnvelope } from "../queues/job-envelope.js";
 import type { Lane } from "../queues/lanes.js";
 import { laneOfPriority } from "../queues/lanes.js";

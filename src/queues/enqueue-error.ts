@@ -1,5 +1,6 @@
 import type { FieldIssue } from "../contract/field-issues.js";
 import { formatFieldIssues } from "../contract/field-issues.js";
+import type { PaymentMatch } from "./payment-repeats.js";
 
 /** A job refused at enqueue: every field issue, with its path inside the job. */
 export class EnqueueValidationError extends Error {
@@ -33,5 +34,24 @@ export class IdempotencyKeyReusedError extends Error {
     this.jobId = jobId;
     this.idempotencyKey = idempotencyKey;
     this.index = index;
+  }
+}
+
+/**
+ * A payment its account's policy refuses to make again: the same kind, beneficiary, amount
+ * and currency was paid, or is queued, under another key within the window (docs/safety.md).
+ */
+export class PaymentRepeatedError extends Error {
+  readonly code = "payment_repeated";
+  /** The other payments, newest first. */
+  readonly matches: readonly PaymentMatch[];
+  /** The rule, as a field issue names it. */
+  readonly rule: string;
+
+  constructor(matches: readonly PaymentMatch[], rule: string) {
+    super(`request.body: ${rule}`);
+    this.name = "PaymentRepeatedError";
+    this.matches = matches;
+    this.rule = rule;
   }
 }

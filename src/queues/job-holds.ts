@@ -2,6 +2,7 @@ import type { ApprovalPolicy } from "../config.js";
 import { jobHoldKey, type Keyspace } from "../redis/keys.js";
 import type { JobEnvelope } from "./job-envelope.js";
 import { compareDecimal, rowMoney } from "./job-money.js";
+import type { PaymentMatch } from "./payment-repeats.js";
 
 /**
  * Work awaiting approval without an expiry is held this long at a time; a job that comes up
@@ -36,15 +37,22 @@ export function jobHoldOf(
   space: Keyspace,
   envelope: JobEnvelope,
   jobId: string,
-  options: { policy: ApprovalPolicy | undefined; submittedBy: string | undefined; now: number },
+  options: {
+    policy: ApprovalPolicy | undefined;
+    submittedBy: string | undefined;
+    now: number;
+    /** Payments it repeats, under a `hold` policy: it waits for approval, naming them. */
+    repeats?: readonly PaymentMatch[] | undefined;
+  },
 ): JobHold | undefined {
   if (envelope.batchId !== undefined) return undefined;
-  const { policy, submittedBy, now } = options;
+  const { policy, submittedBy, now, repeats } = options;
   const notBeforeMs = envelope.notBefore === undefined ? 0 : Date.parse(envelope.notBefore);
   const money = rowMoney(envelope.request);
   const limit = money === undefined ? undefined : policy?.jobsOver[money.currency];
   const approval =
-    money !== undefined && limit !== undefined && compareDecimal(money.amount, limit) > 0;
+    (repeats !== undefined && repeats.length > 0) ||
+    (money !== undefined && limit !== undefined && compareDecimal(money.amount, limit) > 0);
   if (!approval && notBeforeMs <= now) return undefined;
   const expiresAfterMs = approval ? policy?.expiresAfterMs : undefined;
   const fields: Record<string, string> = {
@@ -60,6 +68,7 @@ export function jobHoldOf(
       notBeforeMs: String(notBeforeMs),
     }),
     ...(approval && { approval: "pending" }),
+    ...(repeats !== undefined && repeats.length > 0 && { repeats: JSON.stringify(repeats) }),
     ...(expiresAfterMs !== undefined && {
       approvalExpiresMs: String(now + expiresAfterMs),
       approvalExpiresAt: new Date(now + expiresAfterMs).toISOString(),

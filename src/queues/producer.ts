@@ -1,5 +1,5 @@
 import type { JobsOptions } from "bullmq";
-import type { ApprovalPolicy } from "../config.js";
+import type { ApprovalPolicy, PaymentRepeatsPolicy } from "../config.js";
 import { type FieldIssue, validate } from "../contract/field-issues.js";
 import { DEFAULT_PROVIDER_PROFILE, type ProviderProfile } from "../provider/profile.js";
 import { profileRequestIssues } from "../provider/requests.js";
@@ -18,14 +18,21 @@ import { ReplicaWaits } from "../redis/replica-waits.js";
 import { slotGroups } from "../redis/slot-groups.js";
 import { type JobTracer, NO_TRACING } from "../tracing/job-tracer.js";
 import { AccountQueues } from "./account-queues.js";
-import { EnqueueValidationError, IdempotencyKeyReusedError } from "./enqueue-error.js";
+import {
+  EnqueueValidationError,
+  IdempotencyKeyReusedError,
+  PaymentRepeatedError,
+} from "./enqueue-error.js";
 import { deriveIdempotencyKey, jobIdFor } from "./idempotency-key.js";
 import { type JobData, type JobState, mayHaveBeenSent } from "./job-data.js";
 import { type JobEnvelope, JobEnvelopeSchema, type JobInput } from "./job-envelope.js";
 import { type JobHold, jobHoldOf, notBeforeRule } from "./job-holds.js";
 import { JOB_KINDS } from "./job-kinds.js";
 import { type JobPriority, LANE_PRIORITY, laneWakeMessage } from "./lanes.js";
+import { paymentFingerprint } from "./payment-fingerprint.js";
+import { type PaymentMatch, PaymentRepeats } from "./payment-repeats.js";
 import { accountQueueName } from "./queue-names.js";
+import { repeatRule } from "./repeat-rule.js";
 import {
   type FingerprintEntry,
   type KeyClaim,
@@ -56,12 +63,23 @@ export interface ProducerOptions {
   readonly approvals?: ReadonlyMap<string, ApprovalPolicy>;
   /** Traces each job from its enqueue (src/tracing); NO_TRACING when left out. */
   readonly tracer?: JobTracer;
+  /**
+   * Each account's policy on repeated payments (config.paymentRepeats): a job enqueued alone
+   * that repeats a payment of the window is reported, held for approval or refused. Left out,
+   * every account has the default (reported, 7 days).
+   */
+  readonly paymentRepeats?: ReadonlyMap<string, PaymentRepeatsPolicy>;
 }
 
 export interface EnqueuedJob {
   readonly jobId: string;
   readonly account: string;
   readonly idempotencyKey: string;
+  /**
+   * A job enqueued alone whose payment repeats others of the window under other keys: those
+   * payments, newest first (docs/safety.md); absent when it repeats none.
+   */
+  readonly repeats?: readonly PaymentMatch[];
 }
 
 /** A job enqueued by `enqueueKeyed`, and whether its key already held this same request. */
@@ -76,6 +94,8 @@ interface AddOptions {
   readonly submittedBy?: string | undefined;
   /** A job enqueued by itself continues its caller's trace; jobs added together start their own. */
   readonly alone?: boolean;
+  /** Payments the job repeats, under a `hold` policy: it waits for approval, naming them. */
+  readonly repeatsHeld?: readonly PaymentMatch[];
 }
 
 /** Jobs of enqueueMany go to Redis in chunks of this many. */
@@ -108,6 +128,8 @@ export class Producer {
   readonly #tracer: JobTracer;
   readonly #space: Keyspace;
   readonly #replicas: ReplicaWaits;
+  /** Payments by payment fingerprint: recorded at enqueue, read for repeats. */
+  readonly repeats: PaymentRepeats;
 
   constructor(options: ProducerOptions) {
     this.#options = options;
@@ -116,6 +138,7 @@ export class Producer {
     this.#replicas = new ReplicaWaits(options.connection, this.#space);
     this.#ownsQueues = options.queues === undefined;
     this.#queues = options.queues ?? new AccountQueues(options.connection, options.prefix);
+    this.repeats = new PaymentRepeats(options.connection, options.prefix, options.paymentRepeats);
     this.#fingerprints = new RequestFingerprints(
       options.connection,
       options.prefix,
@@ -138,11 +161,37 @@ export class Producer {
    */
   async enqueueKeyed(input: JobInput, submittedBy?: string): Promise<KeyedJob> {
     const envelope = this.envelopeOf(input);
+    const repeats = await this.#repeatsOf(envelope);
+    const { policy } = this.repeats.policyOf(envelope.account);
+    if (repeats.length > 0 && policy === "refuse")
+      throw new PaymentRepeatedError(
+        repeats,
+        repeatRule(repeats, policy, this.repeats.windowText(envelope.account)),
+      );
     const { jobs, uses } = await this.#enqueue([envelope], true, "urgent", {
       submittedBy,
       alone: true,
+      ...(policy === "hold" && repeats.length > 0 && { repeatsHeld: repeats }),
     });
-    return { job: jobs[0] as EnqueuedJob, replayed: uses[0] === "replayed" };
+    const job = jobs[0] as EnqueuedJob;
+    return {
+      job: repeats.length > 0 ? { ...job, repeats } : job,
+      replayed: uses[0] === "replayed",
+    };
+  }
+
+  /**
+   * The payments of the window that a job enqueued alone repeats under other keys; none for a
+   * replay (its key holds this same request already): that job was judged when it was enqueued.
+   */
+  async #repeatsOf(envelope: JobEnvelope): Promise<PaymentMatch[]> {
+    const digest = paymentFingerprint(envelope.kind, envelope.request);
+    if (digest === undefined) return [];
+    const jobId = jobIdFor(envelope.account, envelope.idempotencyKey);
+    const [matches] = await this.repeats.find(envelope.account, [{ digest, jobId }]);
+    if (matches === undefined || matches.length === 0) return [];
+    const [use] = await this.keyUses([envelope]);
+    return use === "same" ? [] : matches;
   }
 
   /**
@@ -261,7 +310,7 @@ export class Producer {
     adding: AddOptions,
   ): Promise<void> {
     const { delayMs = 0, submittedBy, alone = false } = adding;
-    const holds = await this.#writeHolds(envelopes, submittedBy);
+    const holds = await this.#writeHolds(envelopes, submittedBy, adding.repeatsHeld);
     for (let i = 0; i < envelopes.length; i += ENQUEUE_CHUNK) {
       const byAccount = new Map<string, JobEnvelope[]>();
       for (const e of envelopes.slice(i, i + ENQUEUE_CHUNK)) {
@@ -289,6 +338,7 @@ export class Producer {
             })),
           ),
         );
+        await this.repeats.record(list);
         if (delayMs === 0 && holds.size === 0)
           await this.#wakeFor(
             account,
@@ -471,6 +521,7 @@ export class Producer {
   async #writeHolds(
     envelopes: readonly JobEnvelope[],
     submittedBy: string | undefined,
+    repeatsHeld: readonly PaymentMatch[] | undefined,
   ): Promise<Map<JobEnvelope, JobHold>> {
     const holds = new Map<JobEnvelope, JobHold>();
     const now = Date.now();
@@ -482,6 +533,7 @@ export class Producer {
         policy: this.#options.approvals?.get(envelope.account),
         submittedBy,
         now,
+        repeats: repeatsHeld,
       });
       if (hold) holds.set(envelope, hold);
     }

@@ -333,3 +333,15 @@ export function sweepKeys(space: Keyspace, account: string) {
 export function resolutionRequestKey(space: Keyspace, account: string, jobId: string): string {
   return `${space.prefix}:resolution-request:${accountTag(space, account)}:${jobId}`;
 }
+
+/**
+ * The payments of an account with one payment fingerprint (its digest: no beneficiary data in
+ * the key) enqueued within the account's repeat window (docs/safety.md): `records`, a hash of
+ * job id → where it came from and whether it was paid; `times`, its job ids by when each was
+ * enqueued (ms), so that the ones past the window and those over the cap leave cheaply. Both
+ * expire a window after the newest.
+ */
+export function paymentRepeatKeys(space: Keyspace, account: string, digest: string) {
+  const base = `${space.prefix}:repeat:${accountTag(space, account)}:${digest}`;
+  return { records: base, times: `${base}:t` };
+}

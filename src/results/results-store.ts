@@ -6,6 +6,7 @@ import {
   type Keyspace,
   keyspace,
   legacyJobKeys,
+  paymentRepeatKeys,
   recheckKey,
   resultMarkerKey,
   resultsStreamKey,
@@ -52,6 +53,8 @@ export interface EmitExtras {
   readonly recheck?: RecheckTarget | undefined;
   /** The request's currency and amount (decimal text), for the reconciliation sweep. */
   readonly money?: { readonly currency: string; readonly amount: string } | undefined;
+  /** The digest of the payment it made (queues/payment-fingerprint.ts), marked paid or ended. */
+  readonly payment?: string | undefined;
 }
 
 /** A result to record, and its extras. */
@@ -137,6 +140,9 @@ export class ResultsStore {
           ? marker
           : upstreamIdKey(space, result.account, result.upstreamId),
         successesKey(space, result.account),
+        extras.payment === undefined
+          ? marker
+          : paymentRepeatKeys(space, result.account, extras.payment).records,
       );
       const scheduled = recheckOf(result, extras.recheck, this.#options.recheckAfterMs ?? []);
       const indexed = {

@@ -73,6 +73,7 @@ export function openParts(
     profile: config.provider,
     queues,
     approvals: config.approvals,
+    paymentRepeats: config.paymentRepeats,
     tracer,
   });
   const results = new ResultsStore(connection, {

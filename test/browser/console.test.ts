@@ -158,6 +158,23 @@ describe("the operator console in a real Chromium", () => {
     await checker.context().close();
   });
 
+  it("a file paying again what the approved batch paid, under new references: the dry run names each row with that batch and row", async () => {
+    const page = await browser.page();
+    await signIn(page, MAKER);
+    await upload(page, bankCsv("pay-again", 6));
+    expect(await page.textContent("#dry-run-summary")).toContain("6 rows: 6 valid, 0 invalid");
+    expect(await page.textContent("#repeats-summary")).toContain(
+      "6 rows repeat a payment of the last 7 days (policy warn",
+    );
+    const repeats = await rowsOf(page, "#repeats");
+    expect(repeats.map(([row, reference]) => [row, reference])).toEqual(
+      [1, 2, 3, 4, 5, 6].map((n) => [String(n), `pay-again-${n}`]),
+    );
+    for (const [row, , repeated] of repeats)
+      expect(repeated).toContain(`batch ${batchId}, row ${row}`);
+    await page.context().close();
+  });
+
   it("a dead letter is found by its reference and replayed, with the answer shown", async () => {
     const job = await h.api("POST", "/v1/jobs", {
       token: MAKER,

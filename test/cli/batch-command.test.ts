@@ -132,6 +132,42 @@ describe("moneyq batch", { timeout: 120_000 }, () => {
     expect(unknown.stderr).toContain("no batch b_nope");
   });
 
+  it("a dry run names each row that repeats a paid payment of another batch, with its batch and row", async () => {
+    const payee = (n: number, c: Record<string, string>) => {
+      c.accountNumber = `77000000${n}`;
+    };
+    const args = ["--kind", "payout.bank", "--account", "alpha"];
+    const paid = await cli([
+      "batch",
+      "submit",
+      await file("paid.csv", bankCsv("cli-paid", 3, payee)),
+      ...args,
+      "--wait",
+      "--json",
+    ]);
+    expect(paid.code).toBe(0);
+    const paidId = JSON.parse(paid.stdout).batchId as string;
+    const again = bankCsv("cli-again", 4, (n, c) => payee(n === 4 ? 9 : n, c));
+    const dry = await cli([
+      "batch",
+      "submit",
+      await file("again.csv", again),
+      ...args,
+      "--dry-run",
+    ]);
+    expect(dry.code).toBe(0);
+    const day = new Date().toISOString().slice(0, 10);
+    expect(dry.stdout).toContain(
+      [
+        "3 rows repeat a payment of the last 7 days (policy warn: reported, not held):",
+        `  row 1 (cli-again-1): paid ${day} in batch ${paidId} row 1`,
+        `  row 2 (cli-again-2): paid ${day} in batch ${paidId} row 2`,
+        `  row 3 (cli-again-3): paid ${day} in batch ${paidId} row 3`,
+      ].join("\n"),
+    );
+    expect(dry.stdout).not.toContain("row 4 (cli-again-4)");
+  });
+
   it("usage errors exit 2 and every flag has help", async () => {
     const noKind = await cli(["batch", "submit", "x.csv"]);
     expect(noKind.code).toBe(2);

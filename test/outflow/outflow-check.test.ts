@@ -43,13 +43,16 @@ describe("a payout's beneficiary", () => {
     ).not.toBe(a);
   });
 
-  it("is a phone number for mobile money, an address on its network for stable withdrawals, none for other kinds", () => {
-    expect(beneficiaryOf("payout.momo", { body: { phoneNumber: "+254700000001" } })).toMatch(
-      /^[0-9a-f]{24}$/,
-    );
-    const addr = (address: string) =>
-      beneficiaryOf("payout.stable", { body: { network: "TRON", toAddress: address } });
-    expect(addr("TXyz")).toBe(addr("txyz"));
+  it("is a phone number and network for mobile money, an address on its network for stable withdrawals, none for other kinds", () => {
+    const phone = (number: string) =>
+      beneficiaryOf("payout.momo", { body: { phoneNumber: number, network: "MTN" } });
+    expect(phone("+254 700-000001")).toBe(phone("254700000001"));
+    expect(phone("254700000001")).toMatch(/^[0-9a-f]{24}$/);
+    const addr = (address: string, network: string) =>
+      beneficiaryOf("payout.stable", { body: { network, toAddress: address } });
+    expect(addr("TXyz", "TRON")).toBe(addr(" TXyz", "tron"));
+    // An address may be case-sensitive: another case is another beneficiary.
+    expect(addr("TXyz", "TRON")).not.toBe(addr("txyz", "TRON"));
     expect(beneficiaryOf("funding.wallet", { body: { amount: 1 } })).toBeUndefined();
     expect(beneficiaryOf("payout.bank", { body: { bankCode: "044" } })).toBeUndefined();
   });
@@ -63,7 +66,7 @@ describe("the outflow check of a job", () => {
         [
           "NGN",
           {
-            perHour: { amount: "10000", units: 100_000_000 },
+            perHour: { amount: "10000" },
             perBeneficiaryPerDay: { count: 3 },
           },
         ],

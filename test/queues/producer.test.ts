@@ -71,7 +71,8 @@ describe("producers", () => {
     await p.workers().results.forget("default", jobId);
     await queue.close();
     const again = await p.producer().enqueue(job as JobInput);
-    expect(again).toEqual({ jobId, account: "default", idempotencyKey });
+    // Its payment may repeat an earlier test's under another key (`repeats`): that is reported, not refused.
+    expect(again).toMatchObject({ jobId, account: "default", idempotencyKey });
     const second = await p.resultOf(jobId, 20_000, 1);
     expect(second).toMatchObject({ result: "succeeded", upstreamId: first.upstreamId });
     expect(await effectsOf(idempotencyKey)).toEqual([first.upstreamId]);

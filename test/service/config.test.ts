@@ -1,6 +1,12 @@
 import { inspect } from "node:util";
 import { describe, expect, it } from "vitest";
-import { CONFIG_DEFAULTS, ConfigError, loadConfig, PERMISSIONS } from "../../src/config.js";
+import {
+  CONFIG_DEFAULTS,
+  ConfigError,
+  loadConfig,
+  PERMISSIONS,
+  paymentRepeatsOf,
+} from "../../src/config.js";
 import { webhookSecretProblem } from "../../src/webhooks/webhook-secret.js";
 
 const KEY = "sk_live_CANARY_0123456789";
@@ -380,7 +386,7 @@ describe("loadConfig", () => {
     ]);
   });
 
-  it("reads each account's velocity limits by currency, in whole units, and refuses bad ones naming the rule", () => {
+  it("reads each account's velocity limits by currency, and refuses bad ones naming the rule", () => {
     const limits = (list: unknown) => ({ MONEYQ_VELOCITY_LIMITS: JSON.stringify(list) });
     const config = loadConfig(
       limits([
@@ -393,7 +399,7 @@ describe("loadConfig", () => {
       ]),
     );
     expect(config.outflow.velocity.get("default")?.get("NGN")).toEqual({
-      perHour: { amount: "10000.5", units: 100_005_000 },
+      perHour: { amount: "10000.5" },
       perDay: undefined,
       perBeneficiaryPerDay: { count: 3 },
     });
@@ -437,6 +443,58 @@ describe("loadConfig", () => {
         variable: "MONEYQ_INSUFFICIENT_FUNDS_RETRY",
         rule: "must be off, or a duration such as 90s, 15m, 1h or 3d, at least 1s",
       },
+    ]);
+  });
+
+  it("reads each account's policy on repeated payments (warn over 7 days by default), and refuses a bad one naming the variable and rule", () => {
+    const repeats = (list: unknown) => ({ MONEYQ_PAYMENT_REPEATS: JSON.stringify(list) });
+    expect(loadConfig({}).paymentRepeats.size).toBe(0);
+    expect(paymentRepeatsOf(loadConfig({}).paymentRepeats, "default")).toEqual({
+      policy: "warn",
+      windowMs: 7 * 86_400_000,
+    });
+    const config = loadConfig(repeats([{ account: "default", policy: "hold", windowDays: 3 }]));
+    expect(config.paymentRepeats.get("default")).toEqual({
+      policy: "hold",
+      windowMs: 3 * 86_400_000,
+    });
+    expect(Object.isFrozen(config.paymentRepeats.get("default"))).toBe(true);
+    expect(issuesOf(repeats([{ account: "default", policy: "block" }]))).toEqual([
+      {
+        variable: "MONEYQ_PAYMENT_REPEATS[0].policy",
+        rule: 'must be one of "warn", "hold", "refuse"',
+      },
+    ]);
+    expect(issuesOf(repeats([{ account: "default", policy: "refuse", windowDays: 0 }]))).toEqual([
+      {
+        variable: "MONEYQ_PAYMENT_REPEATS[0].windowDays",
+        rule: "must be more than 0 and at most 90 days",
+      },
+    ]);
+    expect(issuesOf(repeats([{ account: "default", policy: "warn", windowDays: 91 }]))).toEqual([
+      {
+        variable: "MONEYQ_PAYMENT_REPEATS[0].windowDays",
+        rule: "must be more than 0 and at most 90 days",
+      },
+    ]);
+    expect(issuesOf(repeats([{ account: "nobody", policy: "warn" }]))).toEqual([
+      { variable: "MONEYQ_PAYMENT_REPEATS[0].account", rule: 'no account "nobody" is configured' },
+    ]);
+    expect(
+      issuesOf(
+        repeats([
+          { account: "default", policy: "warn" },
+          { account: "default", policy: "refuse" },
+        ]),
+      ),
+    ).toEqual([
+      {
+        variable: "MONEYQ_PAYMENT_REPEATS[1].account",
+        rule: 'account "default" has a policy already',
+      },
+    ]);
+    expect(issuesOf({ MONEYQ_PAYMENT_REPEATS: "{" })).toEqual([
+      { variable: "MONEYQ_PAYMENT_REPEATS", rule: "must be valid JSON (an array of policies)" },
     ]);
   });
 

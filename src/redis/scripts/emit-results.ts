@@ -19,10 +19,14 @@ import type { Script } from "./script.js";
  * that is looked up again later joins its account's re-checks (processors/rechecks.ts); a
  * result with the provider's id is indexed by it (with its request's money), and a success by
  * its time, for the reconciliation sweep (both kept as the marker is, the index twice as long).
- * KEYS: 1 the results stream; result i has KEYS[10i-8..10i+1]: marker, backlog, batch meta, batch
+ * A payment recorded under its payment fingerprint (docs/safety.md) is marked `paid` by a
+ * success, `ended` by a result that paid nothing (failed, rejected, cancelled), and left as it
+ * is by needs_reconciliation (it may have been paid).
+ * KEYS: 1 the results stream; result i has KEYS[11i-9..11i+1]: marker, backlog, batch meta, batch
  * rows, fingerprint (the marker again for a job without a batch), the earlier marker and
  * fingerprint, the account's re-checks, the provider id's index entry (the marker again for a
- * result without one), the account's successes.
+ * result without one), the account's successes, its payment fingerprint's records (the marker
+ * again for a job without one).
  * ARGV: 1 marker TTL in ms, 2 stream length, 3 now in ms; result i has ARGV[3+11(i-1)+1..11]:
  * JSON, result, job id, row, report line ('' without a batch), finishedAt, the event's JSON up
  * to its data (the result's JSON and a closing brace complete it: sent once, not twice), the
@@ -60,8 +64,16 @@ local function writeRow(meta, rows, row, line, result)
   redis.call('HSET', rows, row, cjson.encode(l))
 end
 local out = {}
-for i = 1, (#KEYS - 1) / 10 do
-  local k, a = 1 + 10 * (i - 1), 3 + 11 * (i - 1)
+local function markPayment(key, jobId, result, finishedMs)
+  local record = redis.call('HGET', key, jobId)
+  if not record or result == 'needs_reconciliation' then return end
+  local entry = cjson.decode(record)
+  entry.s = result == 'succeeded' and 'paid' or 'ended'
+  entry.endedAt = tonumber(finishedMs)
+  redis.call('HSET', key, jobId, cjson.encode(entry))
+end
+for i = 1, (#KEYS - 1) / 11 do
+  local k, a = 1 + 11 * (i - 1), 3 + 11 * (i - 1)
   local json, result, jobId, row, line, finishedAt, eventHead =
     ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4], ARGV[a + 5], ARGV[a + 6], ARGV[a + 7]
   local recheck, recheckDue, indexed, finishedMs = ARGV[a + 8], ARGV[a + 9], ARGV[a + 10], ARGV[a + 11]
@@ -79,6 +91,7 @@ for i = 1, (#KEYS - 1) / 10 do
       redis.call('ZADD', KEYS[k + 10], finishedMs, jobId)
       redis.call('ZREMRANGEBYSCORE', KEYS[k + 10], '-inf', now - tonumber(ttl))
     end
+    if KEYS[k + 11] ~= KEYS[k + 1] then markPayment(KEYS[k + 11], jobId, result, finishedMs) end
     if result == 'needs_reconciliation' then
       redis.call('ZADD', KEYS[k + 2], now, jobId)
       redis.call('ZREMRANGEBYSCORE', KEYS[k + 2], '-inf', now - tonumber(ttl))
