@@ -152,10 +152,11 @@ function hashTagOf(key: string): string | undefined {
   return open >= 0 && close > open + 1 ? key.slice(open + 1, close) : undefined;
 }
 
-const finished = (token: string, jobId: string) =>
+const finished = (token: string, jobId: string, timeoutMs?: number) =>
   until(
     () => h.api("GET", `/v1/jobs/${jobId}`, { token }),
     (r) => r.body?.result !== null && r.body?.result !== undefined,
+    timeoutMs,
   );
 
 /** Runs, for one account, the work that calls every script: jobs, a batch, holds, replays. */
@@ -390,7 +391,9 @@ async function pauseOn429(account: Account): Promise<void> {
         return (await h.api("POST", "/v1/jobs", { token, body })).body.jobId as string;
       }),
     );
-    for (const jobId of jobs) await finished(token, jobId);
+    // At 1 request a second, shared with the re-checks (1 s after each success) of every payout
+    // before them, three payouts and their lookups take longer than the usual 20 s.
+    for (const jobId of jobs) await finished(token, jobId, 90_000);
     const limited = (await h.sb.control("GET", "/requests")).body.data.requests.filter(
       (r: { rateLimited?: boolean; accountId: string }) =>
         r.rateLimited && r.accountId === SANDBOX_IDS[account],
@@ -451,7 +454,7 @@ describe("every Lua script on a Redis Cluster, with two accounts on two shards",
         if (!ran) missing.push(`${script.name} (${account})`);
       }
     expect(missing).toEqual([]);
-  });
+  }, 240_000);
 
   it("the move of batches written before accounts is a single Redis's only, and does nothing here", async () => {
     expect(await migrateLegacyBatchKeys(h.redis(), h.config().redisPrefix)).toEqual({
