@@ -1,5 +1,6 @@
 import { DelayedError, type Job } from "bullmq";
 import type { JobEnvelope } from "../queues/job-envelope.js";
+import { runFromDelayed } from "../queues/producer.js";
 import {
   type BatchCancelReason,
   CANCELLED_BY,
@@ -36,10 +37,8 @@ export async function holdForWork(
   const hold = await holds.holdOf(holdKey);
   if (!hold.approvalPending && !hold.unsealed) {
     const due = Math.max(0, hold.notBeforeMs - Date.now());
-    if (due < delayMs - HOLD_TOLERANCE_MS) {
-      if (due > 0) await job.changeDelay(due);
-      else await job.promote();
-    }
+    // The seal's or an approval's release may have moved it first: then it runs already.
+    if (due < delayMs - HOLD_TOLERANCE_MS) await runFromDelayed(job, due);
   }
   throw new DelayedError();
 }

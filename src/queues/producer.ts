@@ -1,4 +1,4 @@
-import type { JobsOptions } from "bullmq";
+import type { Job, JobsOptions } from "bullmq";
 import type { ApprovalPolicy, PaymentRepeatsPolicy } from "../config.js";
 import { type FieldIssue, validate } from "../contract/field-issues.js";
 import { DEFAULT_PROVIDER_PROFILE, type ProviderProfile } from "../provider/profile.js";
@@ -498,15 +498,7 @@ export class Producer {
     if (job === undefined) return false;
     if (options.unlessRun && mayHaveBeenSent(job, (job.data as JobData | undefined)?.state))
       return false;
-    try {
-      if (delayMs > 0) await job.changeDelay(delayMs);
-      else await job.promote();
-      return true;
-    } catch (error) {
-      // BullMQ refuses a job that is not delayed (any more): the move is not ours to make.
-      if (/not in the delayed state|Missing key for job/.test(String(error))) return false;
-      throw error;
-    }
+    return runFromDelayed(job, delayMs);
   }
 
   /** Closes the queues this producer opened (not the connection, nor shared queues). Safe to call twice. */
@@ -563,5 +555,21 @@ export class Producer {
       removeOnComplete: { age: retentionSeconds },
       removeOnFail: { age: retentionSeconds },
     };
+  }
+}
+
+/**
+ * Moves a delayed job to run in `delayMs` (or at once); false when it is not delayed (any
+ * more): BullMQ refuses it, and the move is not ours to make (another release moved it first,
+ * or it ended).
+ */
+export async function runFromDelayed(job: Job, delayMs: number): Promise<boolean> {
+  try {
+    if (delayMs > 0) await job.changeDelay(delayMs);
+    else await job.promote();
+    return true;
+  } catch (error) {
+    if (/not in the delayed state|Missing key for job/.test(String(error))) return false;
+    throw error;
   }
 }
