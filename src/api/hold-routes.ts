@@ -1,5 +1,7 @@
+import type { Job } from "bullmq";
 import type { z } from "zod";
 import type { HoldCause } from "../outflow/lane-holds.js";
+import { JobControlError } from "../queues/job-controls.js";
 import type { JobData } from "../queues/job-data.js";
 import type { ApiRouter } from "./api-app.js";
 import { ApiError } from "./api-error.js";
@@ -42,15 +44,31 @@ async function endAndRun(
   currency: string,
   action: "release" | "resume",
   by: string,
+  jobIds: readonly string[],
 ): Promise<number> {
   const { laneHolds, results } = router.deps;
   const cause: HoldCause = action === "release" ? "velocity" : "insufficient_funds";
-  const held = await laneHolds.end(account, cause, currency, action, by);
+  const held = await laneHolds.end(account, cause, currency, action, by, jobIds);
   const type = action === "release" ? "account.velocity_released" : "account.funds_resumed";
   await results.appendEvent(account, type, { account, currency, by, jobs: held.length });
   let moved = 0;
   for (const jobId of held) if (await router.deps.producer.release(account, jobId, 0)) moved += 1;
   return moved;
+}
+
+/** Cancels a job enqueued alone; false when it already has its result. */
+async function cancelOne(
+  jobs: ApiRouter["deps"]["jobs"],
+  account: string,
+  job: Job<JobData>,
+): Promise<boolean> {
+  try {
+    await jobs.cancel(account, job);
+    return true;
+  } catch (error) {
+    if (error instanceof JobControlError && error.code === "job_not_cancellable") return false;
+    throw error;
+  }
 }
 
 function registerHoldList(router: ApiRouter): void {
@@ -97,10 +115,11 @@ function registerRelease(router: ApiRouter): void {
             "own_work",
             `job ${jobId} held in ${params.currency} was submitted by this token: another one must release it`,
           );
+      // Exactly the jobs checked above: any held since waits for a release of its own.
       return {
         alias: account,
         currency: params.currency,
-        released: await endAndRun(router, account, params.currency, "release", caller.name),
+        released: await endAndRun(router, account, params.currency, "release", caller.name, held),
       };
     },
   );
@@ -121,10 +140,15 @@ function registerResume(router: ApiRouter): void {
     async ({ caller, params, audit }) => {
       audit({ account: params.alias, currency: params.currency });
       const account = accountOf(caller, params.alias);
+      const held = await router.deps.laneHolds.heldJobs(
+        account,
+        "insufficient_funds",
+        params.currency,
+      );
       return {
         alias: account,
         currency: params.currency,
-        resumed: await endAndRun(router, account, params.currency, "resume", caller.name),
+        resumed: await endAndRun(router, account, params.currency, "resume", caller.name, held),
       };
     },
   );
@@ -137,7 +161,7 @@ function registerCancel(router: ApiRouter): void {
       method: "POST",
       url: "/v1/accounts/:alias/holds/:currency/cancel",
       summary:
-        "Cancel the work a hold keeps in a currency (cause velocity or insufficient_funds): each job ends cancelled, none is sent",
+        "Cancel the jobs enqueued alone that a hold keeps in a currency (cause velocity or insufficient_funds): each ends cancelled, none is sent; a batch's held rows are listed, to cancel with their batch",
       auth: true,
       permission: "approve",
       params: LaneParams,
@@ -148,15 +172,23 @@ function registerCancel(router: ApiRouter): void {
       audit({ account: params.alias, currency: params.currency, cause: body.cause });
       const account = accountOf(caller, params.alias);
       const cause: HoldCause = body.cause;
-      const held = await laneHolds.end(account, cause, params.currency, "cancel", caller.name);
+      const ended: string[] = [];
+      const kept: { jobId: string; batchId: string }[] = [];
       let cancelled = 0;
-      for (const jobId of held) {
+      for (const jobId of await laneHolds.heldJobs(account, cause, params.currency)) {
         const job = await queues.get(account)?.getJob(jobId);
-        if (job === undefined) continue;
-        const report = await jobs.cancel(account, job).catch(() => undefined);
-        if (report !== undefined) cancelled += 1;
+        const batchId = (job?.data as JobData | undefined)?.envelope?.batchId;
+        // A batch's rows are cancelled with their batch, which keeps its counts and its report.
+        if (batchId !== undefined) kept.push({ jobId, batchId });
+        else {
+          // Gone, or with its result already (ended meanwhile): only its place in the hold is
+          // left. Any other failure throws, and the job stays held.
+          if (job !== undefined && (await cancelOne(jobs, account, job))) cancelled += 1;
+          ended.push(jobId);
+        }
       }
-      return { alias: account, currency: params.currency, cause, cancelled };
+      await laneHolds.end(account, cause, params.currency, "cancel", caller.name, ended);
+      return { alias: account, currency: params.currency, cause, cancelled, batchRows: kept };
     },
   );
 }

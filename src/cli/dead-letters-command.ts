@@ -1,5 +1,6 @@
 import { Command, Option } from "commander";
 import { namedOrOnlyAccount } from "../config.js";
+import { ResolutionError } from "../queues/job-resolutions.js";
 import { CliError } from "./cli-error.js";
 import { EXIT } from "./exit-codes.js";
 import { intOption } from "./int-option.js";
@@ -56,5 +57,65 @@ export function deadLettersCommand(): Command {
         }),
       ),
     );
+  command.addCommand(resolveCommand());
   return command;
+}
+
+interface ResolveFlags {
+  readonly account?: string;
+  readonly result: "succeeded" | "failed";
+  readonly note: string;
+  readonly upstreamId?: string;
+  readonly as: string;
+}
+
+/**
+ * `moneyq dead-letters resolve`: says, with evidence, what the provider did of a job that ended
+ * needs_reconciliation or failed (docs/reconciliation.md, "Resolving exceptions"); recorded once,
+ * in the account's audit trail under the name given; with a second-person policy it waits for
+ * another person's approval (API or console).
+ */
+function resolveCommand(): Command {
+  return new Command("resolve")
+    .description(
+      "resolve a job left to reconciliation (or failed) with evidence, never by a resend",
+    )
+    .argument("<job-id>")
+    .addOption(accountOption())
+    .addOption(
+      new Option("--result <result>", "what the provider did")
+        .choices(["succeeded", "failed"])
+        .makeOptionMandatory(),
+    )
+    .requiredOption("--note <text>", "why you know: the provider's answer, a statement line")
+    .option("--upstream-id <id>", "the provider's id of the payment, where known")
+    .requiredOption("--as <name>", "who resolves it, as the audit trail records")
+    .action(
+      runAction(async (jobId: string, flags: ResolveFlags) =>
+        withOperator(async (op) => {
+          const note = flags.note.trim();
+          if (note.length === 0 || note.length > 500)
+            throw new CliError("--note: must be 1 to 500 characters");
+          const asked = {
+            to: flags.result,
+            note,
+            ...(flags.upstreamId !== undefined && { upstreamId: flags.upstreamId }),
+          };
+          const account = accountOf(op, flags.account);
+          const outcome = await op.resolutions
+            .request(account, jobId, asked, flags.as)
+            .catch((error: unknown) => {
+              if (error instanceof ResolutionError)
+                throw new CliError(`${error.code}: ${error.message}`, EXIT.failures);
+              throw error;
+            });
+          process.stdout.write(
+            outcome.state === "resolved"
+              ? `${jobId} resolved ${flags.result}\n`
+              : `${jobId} awaits another person's approval (POST /v1/jobs/${jobId}/resolve/approve)\n`,
+          );
+          return EXIT.ok;
+        }),
+      ),
+    );
 }

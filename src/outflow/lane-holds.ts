@@ -105,6 +105,12 @@ export class LaneHolds {
     }));
   }
 
+  /** Whether a hold still keeps the job (a release or resume takes it out). */
+  async holds(account: string, cause: HoldCause, currency: string, jobId: string) {
+    const member = `${cause}|${currency}|${jobId}`;
+    return (await this.#redis.zscore(outflowKeys(this.#space, account).held, member)) !== null;
+  }
+
   /** The ids of the jobs a hold of `cause` keeps in `currency`, first held first. */
   async heldJobs(account: string, cause: HoldCause, currency: string): Promise<string[]> {
     const stem = `${cause}|${currency}|`;
@@ -113,8 +119,9 @@ export class LaneHolds {
   }
 
   /**
-   * Ends a hold and hands back the jobs it held, once (a second call gets none): `release` lets
-   * them past the velocity limits once; `resume` and `cancel` give no pass. Audited.
+   * Ends a hold for the jobs named and hands back those it still held, once (a second call gets
+   * none): `release` lets them past the velocity limits once; `resume` and `cancel` give no
+   * pass. The lane's hold ends once it holds no job, or at a resume. Audited.
    */
   async end(
     account: string,
@@ -122,6 +129,7 @@ export class LaneHolds {
     currency: string,
     action: "release" | "resume" | "cancel",
     by: string,
+    jobIds: readonly string[],
   ): Promise<string[]> {
     const keys = outflowKeys(this.#space, account);
     return this.#redis.moneyqEndLaneHold(
@@ -135,6 +143,7 @@ export class LaneHolds {
       by,
       String(PASS_KEPT_MS),
       String(AUDIT_KEPT),
+      ...jobIds,
     );
   }
 

@@ -1,5 +1,6 @@
 import { DelayedError } from "bullmq";
 import { rowMoney } from "../queues/job-money.js";
+import { runFromDelayed } from "../queues/producer.js";
 import { dropSentRecord } from "./job-moves.js";
 import type { JobRun } from "./job-run.js";
 import type { ProcessorDeps } from "./processor-deps.js";
@@ -9,7 +10,7 @@ import type { OutflowHold } from "./rate-gate.js";
  * A job held until an operator resumes its lane asks again this often meanwhile (the resume
  * moves it at once).
  */
-const HELD_RECHECK_MS = 3_600_000;
+const HELD_UNTIL_RESUMED_RECHECK_MS = 3_600_000;
 
 type HoldDeps = Pick<
   ProcessorDeps,
@@ -45,8 +46,28 @@ export async function holdForOutflow(
       "velocity limit reached: the account's payouts in this currency are held",
     );
   }
-  await job.moveToDelayed(Date.now() + (hold.ms > 0 ? hold.ms : HELD_RECHECK_MS), token);
+  await job.moveToDelayed(
+    Date.now() + (hold.ms > 0 ? hold.ms : HELD_UNTIL_RESUMED_RECHECK_MS),
+    token,
+  );
+  await runIfEnded(deps, run, hold.cause, currency);
   throw new DelayedError();
+}
+
+/**
+ * A release, resume or cancel that came while this job was still moving to the delayed set
+ * could not move it: once there, it looks whether its hold still keeps it, and runs at once if
+ * not (a cancelled job is gone, and moves nowhere).
+ */
+async function runIfEnded(
+  deps: HoldDeps,
+  run: JobRun,
+  cause: OutflowHold["cause"],
+  currency: string,
+): Promise<void> {
+  const { job, envelope } = run;
+  if (await deps.laneHolds.holds(envelope.account, cause, currency, job.id as string)) return;
+  await runFromDelayed(job, 0);
 }
 
 /**
@@ -78,6 +99,7 @@ export async function holdForFunds(deps: HoldDeps, run: JobRun, message: string)
   }
   // Refused before it was processed: sent again, under the same key, once the lane resumes.
   await dropSentRecord(deps, run);
-  await job.moveToDelayed(Date.now() + (retryMs ?? HELD_RECHECK_MS), token);
+  await job.moveToDelayed(Date.now() + (retryMs ?? HELD_UNTIL_RESUMED_RECHECK_MS), token);
+  await runIfEnded(deps, run, "insufficient_funds", currency);
   throw new DelayedError();
 }

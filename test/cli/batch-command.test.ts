@@ -246,4 +246,62 @@ describe("moneyq batch", { timeout: 120_000 }, () => {
     expect(replay.code).toBe(0);
     expect(replay.stdout).toBe(`${letter.jobId} replayed\n`);
   });
+
+  it("dead-letters resolve records what the provider did once, with who and the note", async () => {
+    const path = await file(
+      "declined.json",
+      JSON.stringify([
+        {
+          reference: "cli-resolve-1",
+          amount: 10,
+          currency: "NGN",
+          bankCode: "044",
+          accountNumber: "0000000001",
+          accountName: "Ada Obi",
+          bankName: "Access Bank",
+        },
+      ]),
+    );
+    const submitted = await cli([
+      "batch",
+      "submit",
+      path,
+      "--kind",
+      "payout.bank",
+      "--account",
+      "alpha",
+      "--wait",
+      "--json",
+    ]);
+    expect(JSON.parse(submitted.stdout).status.counts.failed).toBe(1);
+    const letters = (await cli(["dead-letters", "list", "--account", "alpha", "--json"])).stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    const { jobId } = letters.find((l) => l.reference === "cli-resolve-1");
+    const resolve = (...extra: string[]) =>
+      cli(["dead-letters", "resolve", jobId, "--account", "alpha", "--result", "failed", ...extra]);
+    const missing = await resolve("--as", "ops-cli");
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain("--note");
+    const resolved = await resolve(
+      "--note",
+      "declined, per the provider's statement",
+      "--as",
+      "ops-cli",
+    );
+    expect(resolved.code, resolved.stderr).toBe(0);
+    expect(resolved.stdout).toBe(`${jobId} resolved failed\n`);
+    const again = await resolve("--note", "again", "--as", "ops-cli");
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain("already_resolved");
+    const trail = (await h.api("GET", "/v1/resolutions?account=alpha")).body.resolutions;
+    expect(trail.filter((r: { jobId: string }) => r.jobId === jobId)).toEqual([
+      expect.objectContaining({
+        to: "failed",
+        resolver: { by: "operator", name: "ops-cli" },
+        note: "declined, per the provider's statement",
+      }),
+    ]);
+  });
 });

@@ -22,9 +22,13 @@ describe("amounts in whole units", () => {
     ["0.00010", 1],
     ["10000", 100_000_000],
     ["1000000000", 10_000_000_000_000],
-  ])("%s is %d units, finer digits rounding up", (text, units) => {
-    expect(amountUnits(text)).toBe(units);
-  });
+    ["99999999999999999999.5", Number.MAX_SAFE_INTEGER],
+  ])(
+    "%s is %d units, finer digits rounding up, past 900 billion counted as that",
+    (text, units) => {
+      expect(amountUnits(text)).toBe(units);
+    },
+  );
 });
 
 describe("a payout's beneficiary", () => {

@@ -53,8 +53,8 @@ const env = () => ({
   MONEYQ_RECHECK_AFTER: "off",
 });
 
-const api = (token: string, method: string, path: string, body?: string) =>
-  processApi(() => service, token)(method, path, body);
+const api = (token: string, method: string, path: string, body?: string, type?: string) =>
+  processApi(() => service, token)(method, path, body, type);
 
 async function submitBatch(account: string, csv: string): Promise<string> {
   const res = await api(
@@ -164,6 +164,17 @@ describe("velocity limits, where a request leaves", () => {
     expect(late).toHaveLength(1);
     await new Promise((r) => setTimeout(r, 1_000));
     expect(await posts("acct_velocity")).toHaveLength(300);
+    // A batch's held row is cancelled with its batch, not by the hold's cancel: it stays held.
+    const cancel = await api(
+      TOKENS.approver,
+      "POST",
+      "/v1/accounts/vel/holds/NGN/cancel",
+      JSON.stringify({ cause: "velocity" }),
+      "application/json",
+    );
+    expect(cancel.status, cancel.text).toBe(200);
+    expect(cancel.json()).toMatchObject({ cancelled: 0, batchRows: [{ jobId: late[0] }] });
+    expect(await heldJobs("vel")).toEqual(late);
   }, 180_000);
 
   it("holds one beneficiary's payments across two batches past its daily amount, others go on", async () => {

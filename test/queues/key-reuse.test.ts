@@ -91,7 +91,9 @@ describe("one key, one request", () => {
       idempotencyKey: "lib-1",
     };
     const first = await producer.enqueue(job);
-    expect(await producer.enqueue(job)).toEqual(first);
+    // The same job again (the repeats a first enqueue may name are said once, at first).
+    const { repeats: _named, ...firstJob } = first;
+    expect(await producer.enqueue(job)).toEqual(firstJob);
     const changed = { ...job, request: bankJob({}, { amount: 151 }).request } as JobInput;
     await expect(producer.enqueue(changed)).rejects.toSatisfy(
       (e) => e instanceof IdempotencyKeyReusedError && e.jobId === first.jobId,
