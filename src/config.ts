@@ -1008,16 +1008,21 @@ function readOutflow(read: EnvReader, aliases: readonly string[]): OutflowConfig
   });
 }
 
-/** MONEYQ_APPROVAL_POLICIES: a JSON array, an entry per account that needs approvals. */
-function readApprovals(
+/**
+ * A variable holding a JSON array of per-account policies: each entry's account configured, and
+ * named once; `build` makes the frozen policy of a valid entry.
+ */
+function readAccountPolicies<S extends z.ZodType<{ account: string }>, P>(
   read: EnvReader,
   aliases: readonly string[],
-): ReadonlyMap<string, ApprovalPolicy> {
-  const out = new Map<string, ApprovalPolicy>();
-  const listed = read.text("MONEYQ_APPROVAL_POLICIES");
+  list: { readonly variable: string; readonly schema: S; readonly what: string },
+  build: (entry: z.output<S>) => P,
+): ReadonlyMap<string, P> {
+  const out = new Map<string, P>();
+  const { variable, schema, what } = list;
+  const listed = read.text(variable);
   if (listed === undefined) return out;
-  const variable = "MONEYQ_APPROVAL_POLICIES";
-  const entries = readJsonList(listed, variable, ApprovalEntry, "approval policies", read.issues);
+  const entries = readJsonList(listed, variable, schema, what, read.issues);
   entries?.forEach((entry, index) => {
     const where = `${variable}[${index}].account`;
     if (!aliases.includes(entry.account))
@@ -1027,18 +1032,30 @@ function readApprovals(
         variable: where,
         rule: `account "${entry.account}" has a policy already`,
       });
-    out.set(
-      entry.account,
-      Object.freeze({
-        allBatches: entry.batches === "all",
-        batchesOver: Object.freeze({ ...entry.batchesOver }),
-        jobsOver: Object.freeze({ ...entry.jobsOver }),
-        expiresAfterMs: entry.expiresAfterMs,
-        resolutionsBySecondPerson: entry.resolutions === "second_person",
-      }),
-    );
+    out.set(entry.account, build(entry));
   });
   return out;
+}
+
+/** MONEYQ_APPROVAL_POLICIES: a JSON array, an entry per account that needs approvals. */
+function readApprovals(
+  read: EnvReader,
+  aliases: readonly string[],
+): ReadonlyMap<string, ApprovalPolicy> {
+  const list = {
+    variable: "MONEYQ_APPROVAL_POLICIES",
+    schema: ApprovalEntry,
+    what: "approval policies",
+  };
+  return readAccountPolicies(read, aliases, list, (entry) =>
+    Object.freeze({
+      allBatches: entry.batches === "all",
+      batchesOver: Object.freeze({ ...entry.batchesOver }),
+      jobsOver: Object.freeze({ ...entry.jobsOver }),
+      expiresAfterMs: entry.expiresAfterMs,
+      resolutionsBySecondPerson: entry.resolutions === "second_person",
+    }),
+  );
 }
 
 const PaymentRepeatsEntry = z.strictObject({
@@ -1060,27 +1077,20 @@ function readPaymentRepeats(
   read: EnvReader,
   aliases: readonly string[],
 ): ReadonlyMap<string, PaymentRepeatsPolicy> {
-  const out = new Map<string, PaymentRepeatsPolicy>();
-  const variable = "MONEYQ_PAYMENT_REPEATS";
-  const listed = read.text(variable);
-  if (listed === undefined) return out;
-  const entries = readJsonList(listed, variable, PaymentRepeatsEntry, "policies", read.issues);
-  entries?.forEach((entry, index) => {
-    const where = `${variable}[${index}].account`;
-    if (!aliases.includes(entry.account))
-      read.issues.push({ variable: where, rule: `no account "${entry.account}" is configured` });
-    else if (out.has(entry.account))
-      read.issues.push({
-        variable: where,
-        rule: `account "${entry.account}" has a policy already`,
-      });
-    const windowMs =
-      entry.windowDays === undefined
-        ? DEFAULT_PAYMENT_REPEATS.windowMs
-        : Math.round(entry.windowDays * DAY_MS);
-    out.set(entry.account, Object.freeze({ policy: entry.policy, windowMs }));
-  });
-  return out;
+  const list = {
+    variable: "MONEYQ_PAYMENT_REPEATS",
+    schema: PaymentRepeatsEntry,
+    what: "policies",
+  };
+  return readAccountPolicies(read, aliases, list, (entry) =>
+    Object.freeze({
+      policy: entry.policy,
+      windowMs:
+        entry.windowDays === undefined
+          ? DEFAULT_PAYMENT_REPEATS.windowMs
+          : Math.round(entry.windowDays * DAY_MS),
+    }),
+  );
 }
 
 /**
