@@ -73,6 +73,46 @@ function dryRunReport(report) {
     ),
     report.issues.length > 0 && issueTable(report.issues),
     repeatsSection(report.repeats),
+    fundsSection(report.funds),
+  ];
+}
+
+const FUNDS_STATE = {
+  enough: "enough (verified: read from the provider's balance)",
+  short: "short (verified: read from the provider's balance)",
+  not_verified: "not verified",
+};
+
+/** A stable batch's needs against each sub-account's balance at the provider; nothing otherwise. */
+function fundsSection(funds) {
+  if (!funds || funds.lines.length === 0) return false;
+  return [
+    h("h2", {}, "Funds"),
+    h(
+      "p",
+      { id: "funds-summary", class: funds.state === "enough" ? "" : "warning" },
+      `What the rows send against the balance the provider reports: ${FUNDS_STATE[funds.state]}. The provider's fees are not counted.`,
+    ),
+    table(
+      [
+        ["Sub-account", (l) => l.subAccountId],
+        ["Currency", (l) => `${l.currency || "?"} on ${l.network || "?"}`],
+        ["Rows", (l) => String(l.rows)],
+        ["Needed", (l) => l.needed],
+        ["Available", (l) => l.available ?? "?"],
+        [
+          "Check",
+          (l) =>
+            l.state === "short"
+              ? `short by ${l.short}`
+              : l.state === "enough"
+                ? "enough"
+                : `not verified: ${l.why}`,
+        ],
+      ],
+      funds.lines,
+      { class: "funds", id: "funds" },
+    ),
   ];
 }
 

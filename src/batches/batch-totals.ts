@@ -1,4 +1,4 @@
-import { decimalsOf, type RowMoney, unitsOf } from "../queues/job-money.js";
+import { decimalFromUnits, decimalsOf, type RowMoney, unitsOf } from "../queues/job-money.js";
 
 /**
  * A batch's per-currency totals. Each accepted row with a currency and an amount counts in its
@@ -32,13 +32,6 @@ export interface TotalEntry {
  */
 export type BatchTotals = Readonly<Record<string, Readonly<Record<TotalBucket, TotalEntry>>>>;
 
-function amountOf(units: bigint, scale: number): string {
-  const negative = units < 0n;
-  const digits = (negative ? -units : units).toString().padStart(scale + 1, "0");
-  const text = scale === 0 ? digits : `${digits.slice(0, -scale)}.${digits.slice(-scale)}`;
-  return negative ? `-${text}` : text;
-}
-
 /**
  * The meta fields of the requested totals of `rows` (every accepted row's money): per
  * currency its scale, and `requested` and `pending` rows and units, every other bucket 0.
@@ -71,7 +64,7 @@ export function totalsOf(meta: Readonly<Record<string, string>>): BatchTotals {
     const scale = Number(value);
     const entry = (bucket: TotalBucket): TotalEntry => ({
       rows: Number(meta[`t:${currency}:${bucket}:rows`] ?? 0),
-      amount: amountOf(BigInt(meta[`t:${currency}:${bucket}:units`] ?? "0"), scale),
+      amount: decimalFromUnits(BigInt(meta[`t:${currency}:${bucket}:units`] ?? "0"), scale),
     });
     totals[currency] = Object.fromEntries(TOTAL_BUCKETS.map((b) => [b, entry(b)])) as Record<
       TotalBucket,

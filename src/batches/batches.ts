@@ -1,5 +1,6 @@
 import { createHash, randomUUID } from "node:crypto";
 import type { ApprovalPolicy } from "../config.js";
+import type { BalanceSource } from "../provider/read-balances.js";
 import { EnqueueValidationError } from "../queues/enqueue-error.js";
 import { deriveIdempotencyKey, jobIdFor } from "../queues/idempotency-key.js";
 import type { JobEnvelope } from "../queues/job-envelope.js";
@@ -45,6 +46,7 @@ import {
   requestedTotalFields,
   totalsOf,
 } from "./batch-totals.js";
+import { checkFunds, type FundsReport, stableNeeds } from "./funds-check.js";
 import { HeldRows } from "./held-rows.js";
 import { KEY_REUSED, keyReuseIssue, keyReuseIssues } from "./key-reuse.js";
 import { columnOf, rowInput } from "./row-input.js";
@@ -147,6 +149,11 @@ export interface SubmitReport {
    * window, or an earlier row of the file), and the account's policy (docs/safety.md).
    */
   readonly repeats: RepeatReport;
+  /**
+   * On a dry run of stable payouts: what each sub-account, currency and network needs against
+   * the balance the provider reports (docs/safety.md); absent otherwise.
+   */
+  readonly funds?: FundsReport | undefined;
   /** The batch's status; absent on a dry run. */
   readonly status: BatchStatus | undefined;
 }
@@ -179,6 +186,8 @@ export interface BatchesOptions {
   readonly submitWaitMs?: number;
   /** Each account's approval policy (config.approvals); an account without one needs none. */
   readonly approvals?: ReadonlyMap<string, ApprovalPolicy>;
+  /** Sub-account balances at the provider, for a dry run's funds check; none: "not verified". */
+  readonly balances?: BalanceSource | undefined;
 }
 
 /** The outcome of a decision on a batch awaiting approval. */
@@ -303,7 +312,15 @@ export class Batches {
     };
     if (options.dryRun) {
       const status = undefined;
-      return { batchId, dryRun: true, created: false, ...counts(), issues, repeats, status };
+      const funds =
+        kind === "payout.stable"
+          ? await checkFunds(
+              account,
+              stableNeeds(valid.map((i) => held.value(i))),
+              this.#options.balances,
+            )
+          : undefined;
+      return { batchId, dryRun: true, created: false, ...counts(), issues, repeats, funds, status };
     }
     const keys = this.#store.keys(account, batchId);
     if ((issues.length > 0 && !options.allowPartial) || valid.length === 0) {

@@ -2,6 +2,7 @@ import type { RowIssue } from "../batches/batch-errors.js";
 import type { RepeatReport } from "../batches/batch-repeats.js";
 import { type BatchTotals, TOTAL_BUCKETS } from "../batches/batch-totals.js";
 import type { BatchStatus, SubmitReport } from "../batches/batches.js";
+import type { FundsReport } from "../batches/funds-check.js";
 import { windowText } from "../queues/payment-repeats.js";
 import { matchText } from "../queues/repeat-rule.js";
 import { RESULT_KINDS } from "../results/job-result.js";
@@ -28,7 +29,28 @@ export function formatSubmit(report: SubmitReport): string {
   ];
   if (report.issues.length > 0) lines.push("rows not enqueued:", formatIssues(report.issues));
   if (report.repeats.count > 0) lines.push(formatRepeats(report.repeats));
+  if (report.funds !== undefined && report.funds.lines.length > 0)
+    lines.push(formatFunds(report.funds));
   return lines.join("\n");
+}
+
+/**
+ * A stable batch's needs against the provider's balances: `sub_1 USDT on polygon: 12 rows need
+ * 1500.5, available 1000: short by 500.5 (verified)`, one line per sub-account and currency.
+ */
+export function formatFunds(funds: FundsReport): string {
+  const head = {
+    enough: "funds: enough for every row (verified: read from the provider's balances)",
+    short: "funds: SHORT (verified: read from the provider's balances)",
+    not_verified: "funds: not verified",
+  }[funds.state];
+  const lines = funds.lines.map((l) => {
+    const what = `  ${l.subAccountId} ${l.currency || "(no currency)"} on ${l.network || "(no network)"}: ${l.rows} rows need ${l.needed}`;
+    if (l.state === "not_verified") return `${what}: not verified (${l.why})`;
+    const verdict = l.state === "short" ? `short by ${l.short}` : "enough";
+    return `${what}, available ${l.available}: ${verdict} (verified)`;
+  });
+  return [`${head}; the provider's fees are not counted:`, ...lines].join("\n");
 }
 
 /**

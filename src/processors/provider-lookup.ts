@@ -2,6 +2,7 @@ import { PaymentsNotFoundError } from "../client/errors.js";
 import { PaymentsClient } from "../client/payments-client.js";
 import type { AccountConfig, Config } from "../config.js";
 import type { ProviderAdapter } from "../provider/adapter.js";
+import { cutText } from "../provider/bounds.js";
 import { valueAt } from "../provider/paths.js";
 import { LOOKUP_OPERATIONS } from "../provider/profile.js";
 import {
@@ -10,6 +11,11 @@ import {
   readListItem,
   statusMeaning,
 } from "../provider/read-answer.js";
+import {
+  type BalanceReading,
+  type BalanceSource,
+  readBalances,
+} from "../provider/read-balances.js";
 import type { JobEnvelope } from "../queues/job-envelope.js";
 import { JOB_KINDS } from "../queues/job-kinds.js";
 import type { RedisConnection } from "../redis/connection.js";
@@ -140,6 +146,25 @@ export class ProviderLookups {
     return { state: "unknown", why: `the provider says ${status}, which decides nothing yet` };
   }
 
+  /**
+   * The balances of one of the account's sub-accounts (4.15), through a slot of its rate, read
+   * through the profile. Anything that stops the read is its `why`: a dry run then says "not
+   * verified", never a balance.
+   */
+  async balances(account: string, subAccountId: string): Promise<BalanceReading> {
+    const client = this.#clients.get(account);
+    if (client === undefined)
+      return { read: false, why: `account ${account} has no provider client` };
+    try {
+      await this.#slot(account);
+      const answer = await client.send("getStableBalance", { params: { subAccountId } } as never);
+      return readBalances(client.profile, answer.data);
+    } catch (error) {
+      const why = `the provider could not be asked: ${cutText((error as Error).message)}`;
+      return { read: false, why };
+    }
+  }
+
   /** A slot of the account's rate (the lookup lane); a pause or a late slot is no answer yet. */
   async #slot(account: string): Promise<void> {
     const config = this.#accounts.get(account);
@@ -152,6 +177,11 @@ export class ProviderLookups {
     });
     if (!slot.send) throw new Error("the account is paused or its rate gate is busy: try again");
   }
+}
+
+/** The lookups' balance reads, as a dry run's funds check takes them. */
+export function balanceSource(lookups: ProviderLookups): BalanceSource {
+  return (account, subAccountId) => lookups.balances(account, subAccountId);
 }
 
 /** Lookups of the configured accounts, with clients of their own (closed by `close`). */

@@ -116,11 +116,24 @@ export interface RefusalRule {
   readonly message?: string | undefined;
 }
 
+/**
+ * Where a sub-account's balance answer (4.15) keeps its lines, and where each line's currency,
+ * network and available amount sit: the spec does not show them.
+ */
+export interface BalanceShape {
+  readonly items: string;
+  readonly currency: string;
+  readonly network: string;
+  readonly amount: string;
+}
+
 /** Everything the spec leaves unshown that moneyq needs to talk to one provider. */
 export interface ProviderProfile {
   readonly answers: Readonly<Record<AnswerOperation, AnswerPaths>>;
   readonly lists: Readonly<Record<ListOperation, ListShape>>;
   readonly rates: Readonly<Record<RateOperation, { readonly rate: string }>>;
+  /** 4.15: where a sub-account's balances sit in its answer. */
+  readonly balances: BalanceShape;
   readonly statuses: {
     readonly succeeded: readonly string[];
     readonly pending: readonly string[];
@@ -187,6 +200,7 @@ export const DEFAULT_PROVIDER_PROFILE: ProviderProfile = deepFreeze({
     listOrders: { items: "orders", ...SANDBOX_ITEM, currency: "fromCurrency", type: undefined },
   },
   rates: { getExchangeRate: { rate: "rate" }, getPaymentLinkRate: { rate: "rate" } },
+  balances: { items: "balances", currency: "currency", network: "network", amount: "balance" },
   statuses: {
     succeeded: ["SUCCESSFUL", "COMPLETED"],
     pending: ["PENDING"],
@@ -299,6 +313,14 @@ export const ProviderProfileFile = z.strictObject({
     }),
   ).optional(),
   rates: record(RATE_OPERATIONS, z.strictObject({ rate: path })).optional(),
+  balances: z
+    .strictObject({
+      items: path.optional(),
+      currency: path.optional(),
+      network: path.optional(),
+      amount: path.optional(),
+    })
+    .optional(),
   statuses: z
     .strictObject({
       succeeded: words.optional(),

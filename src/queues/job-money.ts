@@ -52,6 +52,14 @@ export function unitsOf(amount: string, scale: number): bigint {
   return BigInt(`${whole}${fraction.padEnd(scale, "0")}`);
 }
 
+/** The decimal text of `units` at `scale`: 150n at scale 2 is "1.50". */
+export function decimalFromUnits(units: bigint, scale: number): string {
+  const negative = units < 0n;
+  const digits = (negative ? -units : units).toString().padStart(scale + 1, "0");
+  const text = scale === 0 ? digits : `${digits.slice(0, -scale)}.${digits.slice(-scale)}`;
+  return negative ? `-${text}` : text;
+}
+
 /** Compares two non-negative decimal texts exactly: negative, 0 or positive as a < = > b. */
 export function compareDecimal(a: string, b: string): number {
   const scale = Math.max(decimalsOf(a), decimalsOf(b));

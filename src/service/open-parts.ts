@@ -7,6 +7,7 @@ import {
   embeddedUpstream,
 } from "../config.js";
 import { LaneHolds } from "../outflow/lane-holds.js";
+import type { BalanceSource } from "../provider/read-balances.js";
 import { AccountPauses } from "../queues/account-pauses.js";
 import { AccountQueues } from "../queues/account-queues.js";
 import { DeadLetters } from "../queues/dead-letters.js";
@@ -60,6 +61,7 @@ export function openParts(
   config: Config,
   connection: RedisConnection,
   tracer: JobTracer = NO_TRACING,
+  balances?: BalanceSource,
 ): SharedParts {
   const prefix = config.redisPrefix;
   const accounts = serviceAccounts(config).map((a) => a.alias);
@@ -95,7 +97,10 @@ export function openParts(
     queues,
     producer,
     results,
-    batches: new Batches({ connection, prefix, producer, results, approvals: config.approvals }),
+    batches: new Batches({
+      ...{ connection, prefix, producer, results },
+      ...{ approvals: config.approvals, balances },
+    }),
     deadLetters: new DeadLetters(connection, prefix, results, queues),
     pauses: new AccountPauses(connection, prefix, queues.byAccount),
     webhooks,

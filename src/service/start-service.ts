@@ -20,7 +20,7 @@ import { createMetricsRegistry } from "../metrics/metrics-registry.js";
 import { type RunningMetricsServer, startMetricsServer } from "../metrics/metrics-server.js";
 import { registerReconciliationMetrics } from "../metrics/reconciliation-metrics.js";
 import { registerRedisMetrics } from "../metrics/redis-metrics.js";
-import { openProviderLookups } from "../processors/provider-lookup.js";
+import { balanceSource, openProviderLookups } from "../processors/provider-lookup.js";
 import { type RunningWorkers, startWorkers } from "../processors/start-workers.js";
 import { DEFAULT_PROVIDER_PROFILE } from "../provider/profile.js";
 import { migrateLegacyPauses } from "../queues/account-pauses.js";
@@ -151,7 +151,15 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     const registry = createMetricsRegistry(role);
     const errors = new RepeatedErrors(logger, { count: countErrors(registry) });
     cleanup.push(["error log", async () => errors.close()]);
-    const parts = openParts(config, connection, tracing.tracer);
+    // A dead letter's replay asks the provider first, and a dry run reads balances: the API
+    // needs clients of its own.
+    const lookups =
+      role === "worker" || !/^https?:/.test(upstreamUrl)
+        ? undefined
+        : openProviderLookups(config, connection, upstreamUrl, accounts, adapter);
+    if (lookups) cleanup.push(["provider lookups", () => lookups.close()]);
+    const balances = lookups && balanceSource(lookups.lookups);
+    const parts = openParts(config, connection, tracing.tracer, balances);
     cleanup.push(["producer and queues", () => parts.close()]);
     const queues = parts.queues.byAccount;
     const { producer, results, batches } = parts;
@@ -185,12 +193,6 @@ export async function startService(options: ServiceOptions): Promise<Service> {
 
     const tokens = config.api.tokens.length === 0 && embedded ? [devToken()] : config.api.tokens;
     let shuttingDown = false;
-    // A dead letter's replay asks the provider first: the API needs clients of its own.
-    const lookups =
-      role === "worker" || !/^https?:/.test(upstreamUrl)
-        ? undefined
-        : openProviderLookups(config, connection, upstreamUrl, accounts, adapter);
-    if (lookups) cleanup.push(["provider lookups", () => lookups.close()]);
     const api =
       role === "worker"
         ? undefined
