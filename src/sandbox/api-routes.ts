@@ -51,6 +51,12 @@ export function registerApiRoutes(
   control: SandboxControl,
   options: ApiRouteOptions,
 ): void {
+  // The log stamps a request when it arrives, as a provider's rate limiter counts it: not after
+  // its body is parsed and due transactions settle.
+  app.addHook("onRequest", (request, _reply, done) => {
+    arrivals.set(request.raw, control.state.clock.now());
+    done();
+  });
   const methodsByPath = new Map<string, Set<string>>();
   for (const id of OPERATION_IDS) {
     const op: OperationSpec = operations[id];
@@ -144,6 +150,12 @@ function parseInput(
   return input as HandlerInput<never>;
 }
 
+/** When each request arrived, on the sandbox's clock. */
+const arrivals = new WeakMap<object, number>();
+
+const arrivedAt = (control: SandboxControl, request: FastifyRequest): number =>
+  arrivals.get(request.raw) ?? control.state.clock.now();
+
 /**
  * Logs the request under the account its key names (none when the key is unknown); returns its
  * place in the log.
@@ -152,7 +164,7 @@ function recordRequest(control: SandboxControl, request: FastifyRequest): number
   const keyHeader = request.headers[API_KEY_HEADER];
   const idempotencyKey = request.headers[IDEMPOTENCY_HEADER];
   return control.log.record({
-    at: control.state.clock.now(),
+    at: arrivedAt(control, request),
     accountId:
       typeof keyHeader === "string"
         ? (control.state.accountsByKey.get(keyHeader)?.accountId ?? null)
