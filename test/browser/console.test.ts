@@ -175,6 +175,39 @@ describe("the operator console in a real Chromium", () => {
     await page.context().close();
   });
 
+  it("a stable batch's dry run shows what each currency needs against the provider's balance", async () => {
+    const [sub] = h.sb.sandbox.control.accounts().find((a) => a.accountId === "acct_beta")
+      ?.subAccountIds ?? [""];
+    const to = "TJRabPrwbZy45sbavfcjinPJC18kjpRTv8";
+    // The sandbox holds 100,000 of each stable currency on each network.
+    const csv = [
+      "reference,subAccountId,amount,toAddress,currency,network",
+      `s-1,${sub},60000,${to},USDT,polygon`,
+      `s-2,${sub},60000.5,${to},USDT,polygon`,
+      `s-3,${sub},25,${to},USDC,base`,
+    ].join("\n");
+    const page = await browser.page();
+    await signIn(page, MAKER);
+    await page.click("a[href='#/upload']");
+    await page.selectOption("#kind", "payout.stable");
+    await page.selectOption("#account", "beta");
+    await page.setInputFiles("#file", {
+      name: "stable.csv",
+      mimeType: "text/csv",
+      buffer: Buffer.from(csv),
+    });
+    await page.click("#upload button[type=submit]");
+    await page.waitForSelector("#funds-summary");
+    expect(await page.textContent("#funds-summary")).toContain(
+      "short (verified: read from the provider's balance)",
+    );
+    expect(await rowsOf(page, "#funds")).toEqual([
+      [sub, "USDT on polygon", "2", "120000.5", "100000", "short by 20000.5"],
+      [sub, "USDC on base", "1", "25", "100000", "enough"],
+    ]);
+    await page.context().close();
+  });
+
   it("a dead letter is found by its reference and replayed, with the answer shown", async () => {
     const job = await h.api("POST", "/v1/jobs", {
       token: MAKER,
