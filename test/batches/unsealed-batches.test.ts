@@ -123,7 +123,9 @@ describe("an unsealed batch", () => {
     // Within its lease nothing is cancelled; then one sweep (of any process) cancels it.
     expect(await batches.sweepUnsealed(["alpha"])).toBe(0);
     await pause(leaseMs + 200);
-    expect(await batches.sweepUnsealed(["alpha"])).toBe(1);
+    // The service's own sweep (every 5 s) may have come first: one of them cancels it, once
+    // (one batch.cancelled event, below).
+    expect(await batches.sweepUnsealed(["alpha"])).toBeLessThanOrEqual(1);
     const done = await until(
       () => h.api("GET", "/v1/batches/seal-abandon"),
       (s) => s.body.finishedAt !== undefined,
