@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { LaneHolds } from "../../src/outflow/lane-holds.js";
 import { HIGH_LANE_RUN_CAP, RateGate, type Reservation } from "../../src/processors/rate-gate.js";
 import { accountQueueName } from "../../src/queues/queue-names.js";
 import { accountPauseKey, bullKeys, keyspace } from "../../src/redis/keys.js";
@@ -139,6 +140,60 @@ describe("RateGate: lanes", () => {
         await new Promise((r) => setTimeout(r, "retryInMs" in bulk ? bulk.retryInMs : 5));
     } while (!bulk.reserved);
     reserved(await gate.reserve("acct", 50, 1, undefined, { lane: "urgent" }));
+  });
+
+  it("a bulk job held by its currency's lane during bulk's turn passes the turn to the next bulk job at once", async () => {
+    const connection = redis.connect();
+    const prefix = `${redis.prefix}:heldturn`;
+    const queueKey = bullKeys.queue(prefix, accountQueueName(singleRedis, "acct"));
+    const prioritized = bullKeys.prioritized(queueKey);
+    // Two NGN rows (their lane held for want of funds) and a KES row wait in the bulk lane.
+    await connection.zadd(
+      prioritized,
+      ...[3 * 2 ** 32 + 7, "ngn-1", 3 * 2 ** 32 + 8, "ngn-2", 3 * 2 ** 32 + 9, "kes-1"],
+    );
+    await new LaneHolds(connection, keyspace(prefix)).holdForFunds(
+      "acct",
+      "NGN",
+      "ngn-0",
+      undefined,
+    );
+    const payout = (jobId: string, currency: string) => ({
+      lane: "bulk" as const,
+      queueKey,
+      outflow: { jobId, currency, units: 100, limits: [] },
+    });
+    const gate = new RateGate(connection, prefix, 0);
+    // Lookups take their run of slots; the next one makes room for bulk's oldest job.
+    const high = await Promise.all(
+      Array.from({ length: HIGH_LANE_RUN_CAP + 1 }, () =>
+        gate.reserve("acct", 50, 1, undefined, { lane: "lookup", queueKey }),
+      ),
+    );
+    expect(high[HIGH_LANE_RUN_CAP]).toEqual({ reserved: false, yielded: true });
+    expect(await connection.zrange(prioritized, 0, 0)).toEqual(["ngn-1"]);
+    // A worker fetches it; it is held, and the next bulk job is at the front at once.
+    await connection.zrem(prioritized, "ngn-1");
+    const first = await gate.reserve("acct", 50, 1, undefined, payout("ngn-1", "NGN"));
+    expect("outflowHeld" in first && first.outflowHeld.cause).toBe("insufficient_funds");
+    expect(await connection.zrange(prioritized, 0, 0)).toEqual(["ngn-2"]);
+    expect(Number(await connection.zscore(prioritized, "ngn-2"))).toBe(0);
+    // Bulk keeps its turn meanwhile: a lookup still waits.
+    const lookup = await gate.reserve("acct", 50, 1, undefined, { lane: "lookup", queueKey });
+    expect(lookup.reserved).toBe(false);
+    await connection.zrem(prioritized, "ngn-2");
+    const second = await gate.reserve("acct", 50, 1, undefined, payout("ngn-2", "NGN"));
+    expect("outflowHeld" in second && second.outflowHeld.cause).toBe("insufficient_funds");
+    expect(await connection.zrange(prioritized, 0, 0)).toEqual(["kes-1"]);
+    // The KES row takes the slot, and the turn is over: lookups go on.
+    await connection.zrem(prioritized, "kes-1");
+    let kes: Reservation;
+    do {
+      kes = await gate.reserve("acct", 50, 1, undefined, payout("kes-1", "KES"));
+      if (!kes.reserved)
+        await new Promise((r) => setTimeout(r, "retryInMs" in kes ? kes.retryInMs : 5));
+    } while (!kes.reserved);
+    reserved(await gate.reserve("acct", 50, 1, undefined, { lane: "lookup", queueKey }));
   });
 
   it("when bulk waits only in the queue, its oldest job goes to the front and a high-lane job makes room", async () => {

@@ -20,7 +20,10 @@ import type { Script } from "./script.js";
  * bulk request then asks again), else the next free one up to `maxAhead` ms ahead, but never
  * more than `cap` slots in a row while bulk waits; when bulk waits only in the queue (every
  * worker busy with lookups and urgent jobs), its oldest job is moved to the queue's front and
- * the lookup or urgent job hands its own back to make room.
+ * the lookup or urgent job hands its own back to make room. A bulk job held by its lane or a
+ * velocity limit while bulk has its turn passes the turn at once to the next bulk job (moved
+ * to the front): a held currency's rows are set aside at the speed of a round trip, and the
+ * account's other currencies reach the gate behind them, instead of one row per turn.
  *
  * A slot at least `lead` ms away, or of a request that records "sent", is cleared before its
  * request leaves (CLEAR_SLOTS); a nearer one is not (its clearance could not come back in
@@ -200,6 +203,15 @@ for i = 1, tonumber(ARGV[7]) do
   end
   if hs ~= nil then
     answer(hs, hv, ha)
+    -- A bulk job given bulk's turn but held by its currency's lane or a velocity limit sends
+    -- nothing: the turn passes at once to the next bulk job, moved to the queue's front.
+    if lane == 3 and (hs == 9 or hs == 10) and run >= cap then
+      local head = redis.call('ZRANGEBYSCORE', KEYS[5], 3 * 4294967296, '+inf', 'LIMIT', 0, 1)
+      if #head > 0 then
+        redis.call('ZADD', KEYS[5], 0, head[1])
+        bulkBy = now + slack
+      end
+    end
   elseif #out < 3 * i then
     local from = now
     if sends then from = now + lead end
