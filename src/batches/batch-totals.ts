@@ -1,4 +1,10 @@
-import { decimalFromUnits, decimalsOf, type RowMoney, unitsOf } from "../queues/job-money.js";
+import {
+  decimalFromUnits,
+  decimalsOf,
+  maxDecimalsOf,
+  type RowMoney,
+  unitsOf,
+} from "../queues/job-money.js";
 
 /**
  * A batch's per-currency totals. Each accepted row with a currency and an amount counts in its
@@ -38,11 +44,14 @@ export type BatchTotals = Readonly<Record<string, Readonly<Record<TotalBucket, T
  */
 export function requestedTotalFields(rows: Iterable<RowMoney>): Record<string, string> {
   const byCurrency = new Map<string, RowMoney[]>();
-  for (const row of rows)
-    byCurrency.set(row.currency, [...(byCurrency.get(row.currency) ?? []), row]);
+  for (const row of rows) {
+    const list = byCurrency.get(row.currency);
+    if (list === undefined) byCurrency.set(row.currency, [row]);
+    else list.push(row);
+  }
   const fields: Record<string, string> = {};
   for (const [currency, list] of byCurrency) {
-    const scale = Math.max(...list.map((r) => decimalsOf(r.amount)));
+    const scale = maxDecimalsOf(list.map((r) => r.amount));
     const units = list.reduce((sum, r) => sum + unitsOf(r.amount, scale), 0n);
     const t = `t:${currency}:`;
     fields[`${t}scale`] = String(scale);

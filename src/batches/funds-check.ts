@@ -1,5 +1,11 @@
 import type { BalanceReading, BalanceSource } from "../provider/read-balances.js";
-import { decimalFromUnits, decimalsOf, decimalText, unitsOf } from "../queues/job-money.js";
+import {
+  decimalFromUnits,
+  decimalsOf,
+  decimalText,
+  maxDecimalsOf,
+  unitsOf,
+} from "../queues/job-money.js";
 
 /**
  * A dry run's comparison of what a batch sends from each stable sub-account with what the
@@ -100,7 +106,7 @@ export async function checkFunds(
 
 function compare(need: Need, reading: BalanceReading | undefined): FundsLine {
   const { subAccountId, currency, network, rows } = need;
-  const scale = Math.max(...need.amounts.map(decimalsOf));
+  const scale = maxDecimalsOf(need.amounts);
   const neededUnits = need.amounts.reduce((sum, a) => sum + unitsOf(a, scale), 0n);
   const head = {
     subAccountId,

@@ -47,6 +47,13 @@ export function decimalsOf(amount: string): number {
   return amount.split(".")[1]?.length ?? 0;
 }
 
+/** The most decimal places among `amounts` (a loop: a batch's rows are too many to spread). */
+export function maxDecimalsOf(amounts: Iterable<string>): number {
+  let most = 0;
+  for (const amount of amounts) most = Math.max(most, decimalsOf(amount));
+  return most;
+}
+
 export function unitsOf(amount: string, scale: number): bigint {
   const [whole = "0", fraction = ""] = amount.split(".");
   return BigInt(`${whole}${fraction.padEnd(scale, "0")}`);

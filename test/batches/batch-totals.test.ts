@@ -4,6 +4,16 @@ import { requestedTotalFields, totalsOf } from "../../src/batches/batch-totals.j
 import { compareDecimal, decimalText, rowMoney } from "../../src/queues/job-money.js";
 
 describe("batch totals", () => {
+  it("adds up a batch of 200,000 rows exactly (too many to spread into one call)", () => {
+    const rows = Array.from({ length: 200_000 }, (_, i) => ({
+      currency: i % 2 === 0 ? "NGN" : "KES",
+      amount: i === 1 ? "0.001" : "1.5",
+    }));
+    const totals = totalsOf(requestedTotalFields(rows));
+    expect(totals.NGN?.requested).toEqual({ rows: 100_000, amount: "150000.0" });
+    expect(totals.KES?.requested).toEqual({ rows: 100_000, amount: "149998.501" });
+  });
+
   it.each([
     [1500, "1500"],
     [0.1, "0.1"],

@@ -30,6 +30,14 @@ describe("what a stable batch needs", () => {
 });
 
 describe("a dry run's funds check", () => {
+  it("adds up 200,000 rows of one sub-account exactly", async () => {
+    const rows = Array.from({ length: 200_000 }, (_, i) =>
+      row("sub_1", i === 0 ? "0.000001" : "2", "USDT", "polygon"),
+    );
+    const report = await checkFunds("a", stableNeeds(rows), read([]));
+    expect(report.lines[0]).toMatchObject({ rows: 200_000, needed: "399998.000001" });
+  });
+
   const cases: {
     name: string;
     rows: ReturnType<typeof row>[];
