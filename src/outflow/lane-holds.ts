@@ -95,7 +95,9 @@ export class LaneHolds {
       const stem = `${cause}|${currency}`;
       if (!holds.has(stem) && cause === "velocity")
         holds.set(stem, { cause: "velocity", currency });
-      jobs.set(stem, [...(jobs.get(stem) ?? []), rest.join("|")]);
+      const list = jobs.get(stem);
+      if (list === undefined) jobs.set(stem, [rest.join("|")]);
+      else list.push(rest.join("|"));
     }
     return [...holds].map(([stem, h]) => ({
       currency: h.currency,
