@@ -12,8 +12,9 @@ import { startWorkers } from "../src/processors/start-workers.js";
 import type { JobInput } from "../src/queues/job-envelope.js";
 import { Producer } from "../src/queues/producer.js";
 import { accountQueueName } from "../src/queues/queue-names.js";
+import { bullKeys } from "../src/redis/bullmq-internals.js";
 import { createRedis } from "../src/redis/connection.js";
-import { bullKeys, everyKeyPattern, keyspace, resultsStreamKey } from "../src/redis/keys.js";
+import { everyKeyPattern, keyspace, resultsStreamKey } from "../src/redis/keys.js";
 import type { LoggedRequest } from "../src/sandbox/request-log.js";
 import { body, REDIS_URL } from "./pipeline-run.js";
 

@@ -216,7 +216,7 @@ export class BatchStore {
 
   /** The account's unsealed batches (BEGIN_BATCH_SUBMIT adds them), oldest first, `count` at most. */
   unsealed(account: string, count: number): Promise<string[]> {
-    return this.#redis.zrange(unsealedBatchesKey(this.keyspace, account), 0, count - 1);
+    return this.#redis.zrange(unsealedBatchesKey(this.keyspace, account), 0, String(count - 1));
   }
 
   /** Takes the batch out of its account's unsealed batches: sealed, or cancelled and cleared. */

@@ -6,9 +6,10 @@ import { rateLimitPauseMs } from "../processors/classify.js";
 import { RateGate } from "../processors/rate-gate.js";
 import { takeReadSlot } from "../processors/read-slot.js";
 import { accountQueueName } from "../queues/queue-names.js";
+import { bullKeys } from "../redis/bullmq-internals.js";
 import { closeRedis } from "../redis/close.js";
 import { createRedis, type RedisConnection } from "../redis/connection.js";
-import { bullKeys, keyspace } from "../redis/keys.js";
+import { keyspace } from "../redis/keys.js";
 import { pingRedis } from "../redis/private-redis.js";
 import { redactUrl } from "../redis/redact-url.js";
 import { CliError } from "./cli-error.js";
@@ -88,7 +89,7 @@ async function queueOpened(
     prefix,
     accountQueueName(keyspace(prefix, connection.isCluster), alias),
   );
-  return (await connection.exists(`${queueKey}:meta`)) === 1;
+  return (await connection.exists(bullKeys.meta(queueKey))) === 1;
 }
 
 /**

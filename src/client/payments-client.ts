@@ -136,6 +136,9 @@ export class PaymentsClient {
         keepAliveTimeout: options.keepAliveTimeoutMs ?? CLIENT_DEFAULTS.keepAliveTimeoutMs,
         headersTimeout: this.#requestTimeoutMs,
         bodyTimeout: this.#requestTimeoutMs,
+        // HTTP/1.1 only (undici 8 would offer h2 to an https provider): whether a failed request
+        // may have reached the provider is read from HTTP/1.1's transport errors.
+        allowH2: false,
       });
   }
 

@@ -2,8 +2,9 @@ import type { Queue } from "bullmq";
 import { Gauge, type Registry } from "prom-client";
 import type { AccountPauses } from "../queues/account-pauses.js";
 import { LANE_PRIORITY } from "../queues/lanes.js";
+import { bullKeys, priorityScoreRange } from "../redis/bullmq-internals.js";
 import type { RedisConnection } from "../redis/connection.js";
-import { backlogKey, bullKeys, keyspace, webhookEndpointKey } from "../redis/keys.js";
+import { backlogKey, keyspace, webhookEndpointKey } from "../redis/keys.js";
 
 export interface RedisMetricsOptions {
   readonly connection: RedisConnection;
@@ -182,7 +183,7 @@ async function oldestWaitingSince(
     // Ascending: the job that has waited longest comes first.
     queue.getJobs(["waiting"], 0, 0, true),
     ...Object.values(LANE_PRIORITY).map((p) =>
-      connection.zrangebyscore(prioritized, p * 2 ** 32, (p + 1) * 2 ** 32 - 1, "LIMIT", 0, 1),
+      connection.zrangebyscore(prioritized, ...priorityScoreRange(p), "LIMIT", 0, 1),
     ),
   ]);
   const stamps = await Promise.all(

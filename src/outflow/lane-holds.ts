@@ -77,7 +77,7 @@ export class LaneHolds {
     const keys = outflowKeys(this.#space, account);
     const [lanes, held] = await Promise.all([
       this.#redis.hgetall(keys.laneHolds),
-      this.#redis.zrange(keys.held, 0, -1),
+      this.#redis.zrange(keys.held, 0, "-1"),
     ]);
     const now = Date.now();
     const holds = new Map<string, { cause: HoldCause; currency: string; until?: number }>();
@@ -116,7 +116,7 @@ export class LaneHolds {
   /** The ids of the jobs a hold of `cause` keeps in `currency`, first held first. */
   async heldJobs(account: string, cause: HoldCause, currency: string): Promise<string[]> {
     const stem = `${cause}|${currency}|`;
-    const held = await this.#redis.zrange(outflowKeys(this.#space, account).held, 0, -1);
+    const held = await this.#redis.zrange(outflowKeys(this.#space, account).held, 0, "-1");
     return held.filter((m) => m.startsWith(stem)).map((m) => m.slice(stem.length));
   }
 

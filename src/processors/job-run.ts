@@ -6,7 +6,7 @@ import { type JobData, type JobState, mayHaveBeenSent } from "../queues/job-data
 import type { JobEnvelope } from "../queues/job-envelope.js";
 import { JOB_KINDS, type JobKindSpec } from "../queues/job-kinds.js";
 import { queueAccount } from "../queues/queue-names.js";
-import { jobKeyOf } from "../redis/keys.js";
+import { jobKeyOf } from "../redis/bullmq-internals.js";
 import type { JobFacts } from "../tracing/job-spans.js";
 import type { ClassifyContext } from "./classify.js";
 

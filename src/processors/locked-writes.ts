@@ -1,6 +1,6 @@
 import type { Job } from "bullmq";
+import { jobKeyOf, lockKeyOf } from "../redis/bullmq-internals.js";
 import type { RedisConnection } from "../redis/connection.js";
-import { jobKeyOf, lockKeyOf } from "../redis/keys.js";
 import { defineScripts } from "../redis/scripts/script.js";
 import { WRITE_JOB_DATA } from "../redis/scripts/write-job-data.js";
 

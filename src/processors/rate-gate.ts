@@ -1,10 +1,10 @@
 import type { OutflowCheck } from "../outflow/outflow-check.js";
 import { LANE_PRIORITY, type Lane } from "../queues/lanes.js";
+import { bullKeys } from "../redis/bullmq-internals.js";
 import { Coalescer } from "../redis/coalescer.js";
 import type { RedisConnection } from "../redis/connection.js";
 import {
   accountPauseKey,
-  bullKeys,
   type Keyspace,
   keyspace,
   outflowKeys,

@@ -14,8 +14,9 @@ import type { JobData } from "../queues/job-data.js";
 import { accountQueueName } from "../queues/queue-names.js";
 import { laneUnlanedJobs } from "../queues/unlaned-jobs.js";
 import { WorkHolds } from "../queues/work-holds.js";
+import { onReconnected } from "../redis/bullmq-internals.js";
 import { closeRedis } from "../redis/close.js";
-import type { RedisConnection } from "../redis/connection.js";
+import { duplicateConnection, type RedisConnection } from "../redis/connection.js";
 import { isRedisConnectionError, outageLog, watchRedisErrors } from "../redis/errors.js";
 import { type Keyspace, lanePassKey } from "../redis/keys.js";
 import { RepeatedErrors } from "../redis/repeated-errors.js";
@@ -113,7 +114,7 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
   // Results are emitted on a connection of their own, so a large emission never holds up the
   // rate gate's replies on the shared one. No auto-pipelining: the store gathers concurrent
   // results into one call itself, and auto-pipelining would only hold each call back a turn.
-  const resultsConnection = watchRedisErrors(connection.duplicate(), logger, "results");
+  const resultsConnection = watchRedisErrors(duplicateConnection(connection), logger, "results");
   const results = new ResultsStore(resultsConnection, {
     prefix: config.redisPrefix,
     retentionMs: config.pipeline.retentionMs,
@@ -124,7 +125,7 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
   const writes = new LockedWrites(connection);
   const wakes = new LaneWakes();
   const wakeListener = listenForLaneWakes(
-    watchRedisErrors(connection.duplicate(), logger, "lane wakes"),
+    watchRedisErrors(duplicateConnection(connection), logger, "lane wakes"),
     config.redisPrefix,
     wakes,
     logger,
@@ -340,7 +341,7 @@ function startAccountWorker(
     if (isRedisConnectionError(error)) outage.failed(error);
     else options.errors.report("worker", "worker error", error, { account: account.alias });
   });
-  self.on("ready", () => outage.restored());
+  onReconnected(self, () => outage.restored());
   // BullMQ does not abort a job whose lock it could not renew; the job's signal tells the
   // processor to stop, so a worker that lost a job sends nothing more for it.
   const worker = self;

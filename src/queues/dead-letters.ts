@@ -1,7 +1,8 @@
 import { randomUUID } from "node:crypto";
 import type { Job, Queue } from "bullmq";
+import { jobKeyOf } from "../redis/bullmq-internals.js";
 import type { RedisConnection } from "../redis/connection.js";
-import { jobKeyOf, type Keyspace, keyspace, replayLockKey, SENT_FIELD } from "../redis/keys.js";
+import { type Keyspace, keyspace, replayLockKey, SENT_FIELD } from "../redis/keys.js";
 import { DELETE_IF_HELD } from "../redis/scripts/delete-if-held.js";
 import { defineScripts } from "../redis/scripts/script.js";
 import { JobResult } from "../results/job-result.js";

@@ -3,14 +3,12 @@ import type { ApprovalPolicy, PaymentRepeatsPolicy } from "../config.js";
 import { type FieldIssue, validate } from "../contract/field-issues.js";
 import { DEFAULT_PROVIDER_PROFILE, type ProviderProfile } from "../provider/profile.js";
 import { profileRequestIssues } from "../provider/requests.js";
+import { bullKeys, jobKeyOf, lockKeyOf } from "../redis/bullmq-internals.js";
 import type { RedisConnection } from "../redis/connection.js";
 import {
-  bullKeys,
-  jobKeyOf,
   type Keyspace,
   keyspace,
   laneWakeChannel,
-  lockKeyOf,
   resultMarkerKey,
   SENT_FIELD,
 } from "../redis/keys.js";

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Job, Queue } from "bullmq";
+import { bullKeys } from "../redis/bullmq-internals.js";
 import type { RedisConnection } from "../redis/connection.js";
 import { DELETE_IF_HELD } from "../redis/scripts/delete-if-held.js";
 import { defineScripts } from "../redis/scripts/script.js";
@@ -31,10 +32,9 @@ export function laneOfUnlaned(job: Job<JobData>): Lane {
  * Moves the jobs of `queue` that have no BullMQ priority (enqueued by a release before lanes)
  * into their lane, oldest first, a chunk at a time. BullMQ fetches its wait list before every
  * prioritized job, so a backlog left there would hold up every lookup and urgent job until it
- * is done; so would one in the paused list (an account paused at the upgrade), back in the wait
- * list when the account resumes, and a delayed job (a backoff, a schedule, a confirmation),
- * which goes to the wait list when due. The delayed set goes first: a job that comes due
- * meanwhile is found in the lists after. One process at a time per account (`lockKey`);
+ * is done; so would a delayed job (a backoff, a schedule, a confirmation), which goes to the
+ * wait list when due. Jobs BullMQ 5 left in a paused account's list join the wait list first.
+ * The delayed set goes first: a job that comes due meanwhile is found in the wait list after. One process at a time per account (`lockKey`);
  * another process that starts meanwhile leaves the pass to the one under way. Safe against
  * workers fetching at the same time: a job already taken keeps running, with its new priority
  * recorded; a job that ends meanwhile is passed over. Returns how many jobs were moved.
@@ -50,7 +50,8 @@ export async function laneUnlanedJobs(
   let moved = 0;
   try {
     moved += await laneDelayed(queue, connection, renew);
-    for (const list of ["paused", "wait"] as const) moved += await laneList(queue, list, renew);
+    await moveLegacyPaused(queue, connection, renew);
+    moved += await laneList(queue, renew);
   } finally {
     defineScripts(connection, DELETE_IF_HELD);
     await (connection as UnlockingRedis).moneyqDeleteIfHeld(lockKey, token);
@@ -75,19 +76,38 @@ async function lane(jobs: readonly Job<JobData>[]): Promise<number> {
 }
 
 /**
- * The wait or paused list, a chunk at a time. A job given its lane leaves the list; one that
- * has a priority already (a replay, for a moment) or could not move is read past.
+ * Jobs an account paused under BullMQ 5 left in the paused list, which BullMQ 6 no longer
+ * reads: moved to the wait list, oldest first, behind the jobs there (each move is one
+ * RPOPLPUSH, a chunk pipelined at a time), where the next step gives them lanes.
  */
-async function laneList(
+async function moveLegacyPaused(
   queue: Queue,
-  list: "wait" | "paused",
+  connection: RedisConnection,
   renew: () => Promise<unknown>,
-): Promise<number> {
+): Promise<void> {
+  const paused = bullKeys.legacyPaused(queue.qualifiedName);
+  const wait = bullKeys.wait(queue.qualifiedName);
+  for (;;) {
+    const pipeline = connection.pipeline();
+    for (let i = 0; i < CHUNK; i++) pipeline.rpoplpush(paused, wait);
+    const answers = (await pipeline.exec()) ?? [];
+    const failed = answers.find(([error]) => error !== null)?.[0];
+    if (failed) throw failed;
+    if (answers.some(([, moved]) => moved === null)) return;
+    await renew();
+  }
+}
+
+/**
+ * The wait list, a chunk at a time. A job given its lane leaves the list; one that has a
+ * priority already (a replay, for a moment) or could not move is read past.
+ */
+async function laneList(queue: Queue, renew: () => Promise<unknown>): Promise<number> {
   let moved = 0;
   let skipped = 0;
   for (;;) {
     const jobs = (await queue.getJobs(
-      [list],
+      ["wait"],
       skipped,
       skipped + CHUNK - 1,
       true,

@@ -231,33 +231,6 @@ export function everyKeyPattern(prefix: string): string {
   return `${prefix}:*`;
 }
 
-/** BullMQ's keys, as BullMQ names them: `queueKey` is a queue's qualified name (`<prefix>:<queue>`). */
-export const bullKeys = {
-  queue: (prefix: string, queueName: string): string => `${prefix}:${queueName}`,
-  /** A job's hash. */
-  job: (queueKey: string, jobId: string): string => `${queueKey}:${jobId}`,
-  /** A job's lock, held by the worker processing it. */
-  lock: (queueKey: string, jobId: string): string => `${queueKey}:${jobId}:lock`,
-  /** The queue's prioritized jobs (zset), where the lanes are. */
-  prioritized: (queueKey: string): string => `${queueKey}:prioritized`,
-  /** The queue's active jobs (list). */
-  active: (queueKey: string): string => `${queueKey}:active`,
-};
-
-/** What names a job's keys: BullMQ's Job has both. */
-interface JobAddress {
-  readonly queueQualifiedName: string;
-  readonly id?: string | undefined;
-}
-
-/** The Redis key of a job's lock, as BullMQ names it. */
-export const lockKeyOf = (job: JobAddress): string =>
-  bullKeys.lock(job.queueQualifiedName, String(job.id));
-
-/** The Redis key of a job's hash. */
-export const jobKeyOf = (job: JobAddress): string =>
-  bullKeys.job(job.queueQualifiedName, String(job.id));
-
 /**
  * The field of a job's hash that records "sent" for a kind without an idempotency key: part of
  * the job, it lives exactly as long as the job (no TTL that could end while the job runs).

@@ -23,7 +23,7 @@ function ended(span: Span, error: unknown): void {
 
 /** moneyq's spans of a job over OpenTelemetry's API, and BullMQ's through bullmq-otel. */
 export function otelJobTracer(tracer: Tracer): JobTracer {
-  const telemetry = new BullMQOtel("bullmq");
+  const telemetry = new BullMQOtel({ tracerName: "bullmq" });
   const metadataOf = (span: Span) =>
     telemetry.contextManager.getMetadata(trace.setSpan(context.active(), span));
   return {

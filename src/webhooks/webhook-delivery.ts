@@ -3,6 +3,7 @@ import { Agent } from "undici";
 import { parseRetryAfter } from "../client/retry.js";
 import type { WebhookConfig } from "../config.js";
 import { assertAllowedWebhookUrl, guardedLookup } from "../net/address-guard.js";
+import { onReconnected } from "../redis/bullmq-internals.js";
 import { isRedisConnectionError, outageLog } from "../redis/errors.js";
 import { EVENT_ID_HEADER, SIGNATURE_HEADER, signWebhook } from "./moneyq-signature.js";
 import { standardHeaders } from "./standard-signature.js";
@@ -66,7 +67,11 @@ export async function startWebhooks(options: WebhookDeliveryOptions): Promise<Ru
     logger.warn("webhooks: the URL that answered 410 Gone was replaced; deliveries go on");
   const schedule = options.retryScheduleMs ?? WEBHOOK_RETRY_SCHEDULE_MS;
   const random = options.random ?? Math.random;
-  const agent = new Agent({ connect: { lookup: guardedLookup(webhook.allowedRanges) } });
+  // HTTP/1.1 only, as the payments client: undici 8 would offer h2 to an https receiver.
+  const agent = new Agent({
+    allowH2: false,
+    connect: { lookup: guardedLookup(webhook.allowedRanges) },
+  });
   const retentionSeconds = Math.ceil(options.retentionMs / 1000);
   const worker = new Worker<Delivery>(
     webhookQueueName(options.connection.isCluster),
@@ -95,7 +100,7 @@ export async function startWebhooks(options: WebhookDeliveryOptions): Promise<Ru
     else if (options.errors) options.errors.report("webhook worker", "webhook worker error", error);
     else logger.error({ err: error.message }, "webhook worker error");
   });
-  worker.on("ready", () => outage.restored());
+  onReconnected(worker, () => outage.restored());
   // A worker closed before its connections are ready leaves their first commands to reject unheard.
   await worker.waitUntilReady();
   const relay = new WebhookRelay({

@@ -1,7 +1,7 @@
 import { hostname } from "node:os";
 import type { JobsOptions, Queue } from "bullmq";
 import type { Logger } from "../logger.js";
-import type { RedisConnection } from "../redis/connection.js";
+import { duplicateConnection, type RedisConnection } from "../redis/connection.js";
 import { watchRedisErrors } from "../redis/errors.js";
 import { keyspace } from "../redis/keys.js";
 import type { RepeatedErrors } from "../redis/repeated-errors.js";
@@ -55,7 +55,7 @@ export class WebhookRelay {
   constructor(options: WebhookRelayOptions) {
     this.#options = options;
     this.#reader = watchRedisErrors(
-      options.connection.duplicate(),
+      duplicateConnection(options.connection),
       options.logger,
       "webhook relay",
     );

@@ -3,6 +3,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { consumeResults, resultStreams } from "../../examples/results-consumer.js";
 import type { JobInput } from "../../src/queues/job-envelope.js";
 import { accountQueueName } from "../../src/queues/queue-names.js";
+import { bullKeys } from "../../src/redis/bullmq-internals.js";
 import {
   accountPauseKey,
   backlogKey,
@@ -10,7 +11,6 @@ import {
   batchIndexKey,
   batchKeys,
   batchReferencesKey,
-  bullKeys,
   fingerprintKey,
   jobHoldKey,
   keyspace,

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { accountQueueName } from "../../src/queues/queue-names.js";
-import { bullKeys, lockKeyOf } from "../../src/redis/keys.js";
+import { bullKeys, lockKeyOf } from "../../src/redis/bullmq-internals.js";
 import { bankPayout } from "../fixtures/batches.js";
 import { usePipeline } from "../helpers/pipeline.js";
 import { startScriptedServer } from "../helpers/scripted-server.js";

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { DeadLetters } from "../../src/queues/dead-letters.js";
 import { accountQueueName } from "../../src/queues/queue-names.js";
-import { bullKeys, jobKeyOf, SENT_FIELD } from "../../src/redis/keys.js";
+import { bullKeys, jobKeyOf } from "../../src/redis/bullmq-internals.js";
+import { SENT_FIELD } from "../../src/redis/keys.js";
 import { type PipelineHarness, usePipeline } from "../helpers/pipeline.js";
 import { waitUntil } from "../helpers/wait-until.js";
 

@@ -3,7 +3,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import type { JobInput } from "../../src/queues/job-envelope.js";
 import { Producer } from "../../src/queues/producer.js";
 import { accountQueueName } from "../../src/queues/queue-names.js";
-import { bullKeys } from "../../src/redis/keys.js";
+import { bullKeys } from "../../src/redis/bullmq-internals.js";
 import { payoutBatch } from "../fixtures/batches.js";
 import { exitOf, spawnWorker } from "../helpers/cli.js";
 import { singleRedis, useTestRedis } from "../helpers/redis.js";

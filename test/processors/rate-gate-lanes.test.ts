@@ -2,7 +2,9 @@ import { describe, expect, it } from "vitest";
 import { LaneHolds } from "../../src/outflow/lane-holds.js";
 import { HIGH_LANE_RUN_CAP, RateGate, type Reservation } from "../../src/processors/rate-gate.js";
 import { accountQueueName } from "../../src/queues/queue-names.js";
-import { accountPauseKey, bullKeys, keyspace } from "../../src/redis/keys.js";
+import { bullKeys } from "../../src/redis/bullmq-internals.js";
+import type { RedisConnection } from "../../src/redis/connection.js";
+import { accountPauseKey, keyspace } from "../../src/redis/keys.js";
 import { singleRedis, useTestRedis } from "../helpers/redis.js";
 
 const redis = useTestRedis("gatelanes");
@@ -70,13 +72,25 @@ describe("RateGate: what must hold when a request leaves", () => {
   });
 });
 
+/**
+ * A gate whose first call is behind it. Bulk's reach ahead adds the fastest round trip the gate
+ * has seen, and a first call's includes connecting a new connection: the lane cases measure
+ * slots in intervals, so they start from a gate that has seen a real round trip.
+ */
+async function warmGate(connection: RedisConnection, prefix: string, marginMs: number) {
+  const gate = new RateGate(connection, prefix, marginMs);
+  await gate.reserve("warm-up", 50);
+  await gate.reserve("warm-up", 50);
+  return gate;
+}
+
 describe("RateGate: lanes", () => {
   const interval = 20.8; // 50 a second, with the default 40 ms margin
 
   it("bulk reserves at most two slots ahead; an urgent request takes a bulk slot not yet cleared", async () => {
     const connection = redis.connect();
     const prefix = `${redis.prefix}:ahead`;
-    const gate = new RateGate(connection, prefix, 40);
+    const gate = await warmGate(connection, prefix, 40);
     const bulk = (n: number) =>
       Promise.all(
         Array.from({ length: n }, () => gate.reserve("acct", 50, 1, undefined, { lane: "bulk" })),
@@ -107,7 +121,7 @@ describe("RateGate: lanes", () => {
       3 * 2 ** 32 + 2,
       "bulk-job",
     );
-    const gate = new RateGate(connection, prefix, 0);
+    const gate = await warmGate(connection, prefix, 0);
     const answers = await Promise.all(
       Array.from({ length: 3 }, () =>
         gate.reserve("acct", 50, 1, undefined, { lane: "bulk", queueKey }),
@@ -120,7 +134,7 @@ describe("RateGate: lanes", () => {
   it(`lookups and urgent requests take at most ${HIGH_LANE_RUN_CAP} slots in a row while bulk waits`, async () => {
     const connection = redis.connect();
     const prefix = `${redis.prefix}:cap`;
-    const gate = new RateGate(connection, prefix, 0);
+    const gate = await warmGate(connection, prefix, 0);
     // Bulk fills its two slots ahead, and a third bulk request is left waiting.
     await Promise.all(
       Array.from({ length: 4 }, () => gate.reserve("acct", 50, 1, undefined, { lane: "bulk" })),
@@ -163,7 +177,7 @@ describe("RateGate: lanes", () => {
       queueKey,
       outflow: { jobId, currency, units: 100, limits: [] },
     });
-    const gate = new RateGate(connection, prefix, 0);
+    const gate = await warmGate(connection, prefix, 0);
     // Lookups take their run of slots; the next one makes room for bulk's oldest job.
     const high = await Promise.all(
       Array.from({ length: HIGH_LANE_RUN_CAP + 1 }, () =>
@@ -171,12 +185,12 @@ describe("RateGate: lanes", () => {
       ),
     );
     expect(high[HIGH_LANE_RUN_CAP]).toEqual({ reserved: false, yielded: true });
-    expect(await connection.zrange(prioritized, 0, 0)).toEqual(["ngn-1"]);
+    expect(await connection.zrange(prioritized, 0, "0")).toEqual(["ngn-1"]);
     // A worker fetches it; it is held, and the next bulk job is at the front at once.
     await connection.zrem(prioritized, "ngn-1");
     const first = await gate.reserve("acct", 50, 1, undefined, payout("ngn-1", "NGN"));
     expect("outflowHeld" in first && first.outflowHeld.cause).toBe("insufficient_funds");
-    expect(await connection.zrange(prioritized, 0, 0)).toEqual(["ngn-2"]);
+    expect(await connection.zrange(prioritized, 0, "0")).toEqual(["ngn-2"]);
     expect(Number(await connection.zscore(prioritized, "ngn-2"))).toBe(0);
     // Bulk keeps its turn meanwhile: a lookup still waits.
     const lookup = await gate.reserve("acct", 50, 1, undefined, { lane: "lookup", queueKey });
@@ -184,7 +198,7 @@ describe("RateGate: lanes", () => {
     await connection.zrem(prioritized, "ngn-2");
     const second = await gate.reserve("acct", 50, 1, undefined, payout("ngn-2", "NGN"));
     expect("outflowHeld" in second && second.outflowHeld.cause).toBe("insufficient_funds");
-    expect(await connection.zrange(prioritized, 0, 0)).toEqual(["kes-1"]);
+    expect(await connection.zrange(prioritized, 0, "0")).toEqual(["kes-1"]);
     // The KES row takes the slot, and the turn is over: lookups go on.
     await connection.zrem(prioritized, "kes-1");
     let kes: Reservation;
@@ -202,7 +216,7 @@ describe("RateGate: lanes", () => {
     const queueKey = bullKeys.queue(prefix, accountQueueName(singleRedis, "acct"));
     const prioritized = bullKeys.prioritized(queueKey);
     await connection.zadd(prioritized, 3 * 2 ** 32 + 7, "bulk-old", 3 * 2 ** 32 + 9, "bulk-new");
-    const gate = new RateGate(connection, prefix, 0);
+    const gate = await warmGate(connection, prefix, 0);
     const high = await Promise.all(
       Array.from({ length: HIGH_LANE_RUN_CAP + 1 }, () =>
         gate.reserve("acct", 50, 1, undefined, { lane: "urgent", queueKey }),
@@ -210,7 +224,7 @@ describe("RateGate: lanes", () => {
     );
     expect(high.slice(0, HIGH_LANE_RUN_CAP).every((r) => r.reserved)).toBe(true);
     expect(high[HIGH_LANE_RUN_CAP]).toEqual({ reserved: false, yielded: true });
-    expect(await connection.zrange(prioritized, 0, 0)).toEqual(["bulk-old"]);
+    expect(await connection.zrange(prioritized, 0, "0")).toEqual(["bulk-old"]);
     expect(Number(await connection.zscore(prioritized, "bulk-old"))).toBe(0);
     // Until the bulk job comes, lookups and urgent requests wait; then it takes the slot.
     const waiting = await gate.reserve("acct", 50, 1, undefined, { lane: "lookup", queueKey });

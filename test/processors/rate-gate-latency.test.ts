@@ -2,8 +2,8 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger } from "../../src/logger.js";
 import { CLEARANCE_SPARE_MS, RateGate, type Reservation } from "../../src/processors/rate-gate.js";
+import { bullKeys } from "../../src/redis/bullmq-internals.js";
 import { createRedis } from "../../src/redis/connection.js";
-import { bullKeys } from "../../src/redis/keys.js";
 import { type DelayProxy, startDelayProxy } from "../helpers/delay-proxy.js";
 import { useTestRedis } from "../helpers/redis.js";
 

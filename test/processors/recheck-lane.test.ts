@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { RateGate } from "../../src/processors/rate-gate.js";
 import { takeReadSlot } from "../../src/processors/read-slot.js";
 import { accountQueueName } from "../../src/queues/queue-names.js";
-import { bullKeys } from "../../src/redis/keys.js";
+import { bullKeys } from "../../src/redis/bullmq-internals.js";
 import { singleRedis, useTestRedis } from "../helpers/redis.js";
 
 // A re-check of a succeeded payout takes its slot as Rechecks does (processors/rechecks.ts):

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { RateGate } from "../../src/processors/rate-gate.js";
 import { accountQueueName } from "../../src/queues/queue-names.js";
-import { bullKeys, jobKeyOf, SENT_FIELD } from "../../src/redis/keys.js";
+import { bullKeys, jobKeyOf } from "../../src/redis/bullmq-internals.js";
+import { SENT_FIELD } from "../../src/redis/keys.js";
 import { usePipeline } from "../helpers/pipeline.js";
 import { singleRedis } from "../helpers/redis.js";
 

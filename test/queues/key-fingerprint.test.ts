@@ -14,8 +14,9 @@ import {
   RequestFingerprints,
   requestFingerprint,
 } from "../../src/queues/request-fingerprint.js";
+import { bullKeys } from "../../src/redis/bullmq-internals.js";
 import type { RedisConnection } from "../../src/redis/connection.js";
-import { batchKeys, bullKeys, fingerprintKey, resultMarkerKey } from "../../src/redis/keys.js";
+import { batchKeys, fingerprintKey, resultMarkerKey } from "../../src/redis/keys.js";
 import { ResultsStore } from "../../src/results/results-store.js";
 import { bankJob } from "../fixtures/batches.js";
 import { withHook } from "../helpers/hooks.js";

@@ -4,6 +4,7 @@ import type { JobInput } from "../../src/queues/job-envelope.js";
 import { LANE_PRIORITY } from "../../src/queues/lanes.js";
 import { accountQueueName } from "../../src/queues/queue-names.js";
 import { laneUnlanedJobs } from "../../src/queues/unlaned-jobs.js";
+import { bullKeys } from "../../src/redis/bullmq-internals.js";
 import { lanePassKey } from "../../src/redis/keys.js";
 import { payoutBatch } from "../fixtures/batches.js";
 import { usePipeline } from "../helpers/pipeline.js";
@@ -48,7 +49,7 @@ describe("jobs queued by a release before lanes", () => {
     await queue.close();
   });
 
-  it("are moved from the paused list and the delayed set too: a confirmation to the lookup lane, rows to bulk", async () => {
+  it("are moved from the paused lists and the delayed set too: a confirmation to the lookup lane, rows to bulk", async () => {
     const queue = new Queue(accountQueueName(p.space(), "default"), {
       connection: p.connection(),
       prefix: p.config().redisPrefix,
@@ -60,10 +61,14 @@ describe("jobs queued by a release before lanes", () => {
         await queue.add(envelope.kind, { envelope, ...data }, { jobId, ...(delay && { delay }) });
         return jobId;
       };
-      // An account paused at the upgrade: BullMQ keeps its waiting jobs in the paused list.
+      // An account paused at the upgrade: BullMQ 5 kept its waiting jobs in a paused list,
+      // which BullMQ 6 no longer reads (it keeps them in the wait list, as the second job).
       await queue.pause();
-      const [paused] = payoutBatch("paused-before-lanes", 1);
+      const [paused, waitingPaused] = payoutBatch("paused-before-lanes", 2);
       const pausedId = await add(paused as JobInput, {});
+      await p.connection().lrem(bullKeys.wait(queue.qualifiedName), 0, pausedId);
+      await p.connection().lpush(bullKeys.legacyPaused(queue.qualifiedName), pausedId);
+      const waitingPausedId = await add(waitingPaused as JobInput, {});
       // A row waiting out a backoff, and a payout confirming a PENDING answer.
       const [row, confirming] = payoutBatch("delayed-before-lanes", 2);
       const rowId = await add(row as JobInput, {}, 600_000);
@@ -77,14 +82,18 @@ describe("jobs queued by a release before lanes", () => {
       // The pass a worker start runs (the first case starts workers), called alone: a further
       // set of workers would only add connections to close.
       const moved = await laneUnlanedJobs(queue, p.connection(), lanePassKey(p.space(), "default"));
-      expect(moved).toBe(3);
-      expect((await queue.getJob(pausedId))?.priority).toBe(LANE_PRIORITY.bulk);
+      expect(moved).toBe(4);
+      expect(await p.connection().exists(bullKeys.legacyPaused(queue.qualifiedName))).toBe(0);
+      for (const id of [pausedId, waitingPausedId])
+        expect((await queue.getJob(id))?.priority).toBe(LANE_PRIORITY.bulk);
       expect((await queue.getJob(rowId))?.priority).toBe(LANE_PRIORITY.bulk);
       expect((await queue.getJob(confirmingId))?.priority).toBe(LANE_PRIORITY.lookup);
       // Still where they were: paused, and delayed until their time.
-      expect(await queue.getJobState(pausedId)).toBe("prioritized");
+      for (const id of [pausedId, waitingPausedId])
+        expect(await queue.getJobState(id)).toBe("prioritized");
       expect(await queue.getJobState(rowId)).toBe("delayed");
-      for (const id of [pausedId, rowId, confirmingId]) await (await queue.getJob(id))?.remove();
+      for (const id of [pausedId, waitingPausedId, rowId, confirmingId])
+        await (await queue.getJob(id))?.remove();
     } finally {
       await queue.resume();
       await queue.close();

@@ -68,7 +68,9 @@ describe("ResultsStore", () => {
       result: "failed",
       error: "some_code: why",
     });
-    expect(await connection.zrange(backlogKey(keyspace(prefix), "default"), 0, -1)).toEqual(["j3"]);
+    expect(await connection.zrange(backlogKey(keyspace(prefix), "default"), 0, "-1")).toEqual([
+      "j3",
+    ]);
   });
 
   it("writes no batch row for a batch that does not exist", async () => {

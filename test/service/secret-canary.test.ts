@@ -224,7 +224,7 @@ async function dumpKeyspace(): Promise<string> {
     else if (type === "hash") out.push(JSON.stringify(await connection.hgetall(key)));
     else if (type === "list") out.push(JSON.stringify(await connection.lrange(key, 0, -1)));
     else if (type === "set") out.push(JSON.stringify(await connection.smembers(key)));
-    else if (type === "zset") out.push(JSON.stringify(await connection.zrange(key, 0, -1)));
+    else if (type === "zset") out.push(JSON.stringify(await connection.zrange(key, 0, "-1")));
     else if (type === "stream") out.push(JSON.stringify(await connection.xrange(key, "-", "+")));
   }
   return out.join("\n");

@@ -10,6 +10,8 @@ declare module "vitest" {
 
 /** Builds dist/ if stale, finds one Redis for the whole run and hands its URL to every test file. */
 export default async function setup(project: TestProject) {
+  // The project's own Node (package.json's `node` development dependency), as npm scripts run it.
+  console.log(`tests run on Node ${process.version}`);
   await ensureBuild();
   const redis = await resolveRedis({ env: process.env });
   console.log(`tests use Redis from ${redis.source}: ${redis.url}`);

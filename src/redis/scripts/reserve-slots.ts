@@ -1,5 +1,12 @@
+import { priorityScoreRange } from "../bullmq-internals.js";
 import { BATCH_HOLD, lockHeld, MS_TEXT, sentRecorded } from "./fragments.js";
 import type { Script } from "./script.js";
+
+/**
+ * Where the bulk lane's jobs sit in BullMQ's prioritized set (KEYS[5]): 3 is the bulk lane's
+ * BullMQ priority (LANE_PRIORITY in queues/lanes.ts, which this layer does not import).
+ */
+const BULK_SCORES = priorityScoreRange(3);
 
 /**
  * Spaces one account's requests evenly across every process: each request reserves the next
@@ -206,7 +213,7 @@ for i = 1, tonumber(ARGV[7]) do
     -- A bulk job given bulk's turn but held by its currency's lane or a velocity limit sends
     -- nothing: the turn passes at once to the next bulk job, moved to the queue's front.
     if lane == 3 and (hs == 9 or hs == 10) and run >= cap then
-      local head = redis.call('ZRANGEBYSCORE', KEYS[5], 3 * 4294967296, '+inf', 'LIMIT', 0, 1)
+      local head = redis.call('ZRANGEBYSCORE', KEYS[5], ${BULK_SCORES[0]}, '+inf', 'LIMIT', 0, 1)
       if #head > 0 then
         redis.call('ZADD', KEYS[5], 0, head[1])
         bulkBy = now + slack
@@ -223,7 +230,7 @@ for i = 1, tonumber(ARGV[7]) do
       local outranked = false
       if run < cap then
         if waitingHigh < 0 then
-          waitingHigh = redis.call('ZCOUNT', KEYS[5], 0, 3 * 4294967296 - 1)
+          waitingHigh = redis.call('ZCOUNT', KEYS[5], 0, ${BULK_SCORES[0] - 1})
         end
         outranked = waitingHigh > yielded
       end
@@ -246,11 +253,11 @@ for i = 1, tonumber(ARGV[7]) do
       end
     elseif run >= cap and now <= bulkBy + slack then
       answer(0, interval)
-    elseif run >= cap and redis.call('ZCOUNT', KEYS[5], 3 * 4294967296, '+inf') > 0 then
+    elseif run >= cap and redis.call('ZCOUNT', KEYS[5], ${BULK_SCORES[0]}, '+inf') > 0 then
       -- Bulk's turn, but no bulk job is at the gate: every worker is busy with lookups and
       -- urgent jobs. The oldest bulk job goes to the front of the queue, and this job makes
       -- room for it; bulk counts as waiting until it comes.
-      local head = redis.call('ZRANGEBYSCORE', KEYS[5], 3 * 4294967296, '+inf', 'LIMIT', 0, 1)
+      local head = redis.call('ZRANGEBYSCORE', KEYS[5], ${BULK_SCORES[0]}, '+inf', 'LIMIT', 0, 1)
       redis.call('ZADD', KEYS[5], 0, head[1])
       bulkBy = now + slack
       answer(6, 0)
