@@ -1,12 +1,19 @@
 import { configDefaults, defineConfig } from "vitest/config";
+import { SCENARIO_FILES } from "./test/setup/scenarios.js";
 
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
     // The deployment tests need Prometheus, promtool and docker-compose (`npm run test:deploy`);
     // the browser tests, Chromium (`npm run test:browser`); the cluster tests, a local Redis
-    // Cluster (`npm run test:cluster`).
-    exclude: [...configDefaults.exclude, "test/deploy/**", "test/browser/**", "test/cluster/**"],
+    // Cluster (`npm run test:cluster`); the long scenarios run under `npm run test:scenarios`.
+    exclude: [
+      ...configDefaults.exclude,
+      "test/deploy/**",
+      "test/browser/**",
+      "test/cluster/**",
+      ...SCENARIO_FILES,
+    ],
     globalSetup: ["test/setup/global-setup.ts"],
     testTimeout: 30_000,
     hookTimeout: 30_000,
