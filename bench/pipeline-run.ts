@@ -105,6 +105,8 @@ export async function moneyq(
   ratePerSecond: number,
   metrics: "on" | "off" = "on",
   tracesTo?: string,
+  /** With `tracesTo`: the `parentbased_traceidratio` sampler's ratio; every trace when unset. */
+  sampleRatio?: number,
 ): Promise<{
   perSecond: number;
   busyPerSecond: number;
@@ -121,6 +123,10 @@ export async function moneyq(
     MONEYQ_CONCURRENCY: String(CONCURRENCY),
     MONEYQ_RATE_LIMIT_PER_SECOND: String(ratePerSecond),
     ...(tracesTo !== undefined && { OTEL_EXPORTER_OTLP_ENDPOINT: tracesTo }),
+    ...(sampleRatio !== undefined && {
+      OTEL_TRACES_SAMPLER: "parentbased_traceidratio",
+      OTEL_TRACES_SAMPLER_ARG: String(sampleRatio),
+    }),
   });
   const tracing = await startTracing(config, createLogger("silent"));
   const connection = createRedis(REDIS_URL, createLogger("warn"), "bench");
