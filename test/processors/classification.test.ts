@@ -42,7 +42,7 @@ const p = usePipeline(
     MONEYQ_REQUEST_TIMEOUT_MS: "400",
     // Each row's own outcome, refusals for want of funds included: none holds its lane.
     MONEYQ_INSUFFICIENT_FUNDS: "fail",
-    MONEYQ_CONFIRM_DEADLINE_MS: "6000",
+    MONEYQ_CONFIRM_DEADLINE_MS: "2800",
     MONEYQ_ACCOUNTS: JSON.stringify([
       ...Object.keys(ACCOUNTS).map((alias) => ({ alias, apiKey: key(alias), concurrency: 4 })),
       { alias: "broken", apiKey: BROKEN_KEY, concurrency: 2 },
@@ -185,8 +185,8 @@ describe("each row of the classification table, driven through the sandbox", () 
 
   it("timeout while the first request is in flight: 409, retried later with the same key, one effect", async () => {
     // Far slower than the client's 400 ms timeout plus a first backoff (at most 500 ms), so the
-    // retry surely meets the first request still in flight.
-    await p.sb.control("PUT", "/accounts/acct_slow/faults", { body: { latencyMs: 4000 } });
+    // retry surely meets the first request still in flight; over well within the lookups' deadline.
+    await p.sb.control("PUT", "/accounts/acct_slow/faults", { body: { latencyMs: 2000 } });
     const job = payout("slow");
     const jobId = p.producer().jobIdOf(job);
     await p.producer().enqueue(job);

@@ -9,14 +9,14 @@ import { useTestRedis } from "../helpers/redis.js";
 import { useSandboxProcess } from "../helpers/sandbox-process.js";
 import { waitUntil } from "../helpers/wait-until.js";
 
-// Every payout answers PENDING and settles 2 s later. At 40 requests a second the 1,200 rows
-// take 30 s to submit (60 s with their lookups), far past the 15 s deadline: a lookup that
-// waited behind them would give its payout up. The first lookup is set to 2 s, so that each
-// row costs two requests (the default's 200 ms doubling would make it five).
+// Every payout answers PENDING and settles 0.5 s later. At 160 requests a second the 1,200 rows
+// take 7.5 s to submit (15 s with their lookups), far past the 3.75 s deadline: a lookup that
+// waited behind them would give its payout up. The first lookup is set to 0.5 s, so that each
+// row costs two requests (the default's 200 ms doubling would make it three).
 const KEY = "sk_sandbox_deadline_000001";
 const ROWS = 1200;
 const redis = useTestRedis("deadline");
-const sandbox = useSandboxProcess(["--settle-delay-ms", "2000"]);
+const sandbox = useSandboxProcess(["--settle-delay-ms", "500"]);
 const children: ChildProcess[] = [];
 afterAll(async () => {
   for (const c of children) {
@@ -26,17 +26,17 @@ afterAll(async () => {
 });
 
 describe("the confirmation deadline counts lookups, not waiting", () => {
-  it("1,200 rows at 40/s with a 15 s deadline: no row needs reconciliation", async () => {
+  it("1,200 rows at 160/s with a 3.75 s deadline: no row needs reconciliation", async () => {
     await sandbox.addAccount("acct_deadline", KEY);
     const env = {
       REDIS_URL: redis.url,
       PAYMENTS_API_URL: sandbox.baseUrl,
       MONEYQ_REDIS_PREFIX: redis.prefix,
       MONEYQ_LOG_LEVEL: "warn",
-      MONEYQ_CONFIRM_DEADLINE_MS: "15000",
-      MONEYQ_CONFIRM_FIRST_DELAY_MS: "2000",
+      MONEYQ_CONFIRM_DEADLINE_MS: "3750",
+      MONEYQ_CONFIRM_FIRST_DELAY_MS: "500",
       MONEYQ_ACCOUNTS: JSON.stringify([
-        { alias: "deadline", apiKey: KEY, ratePerSecond: 40, concurrency: 16 },
+        { alias: "deadline", apiKey: KEY, ratePerSecond: 160, concurrency: 16 },
       ]),
     };
     const connection = redis.connect();

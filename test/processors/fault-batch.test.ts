@@ -30,7 +30,7 @@ const upstreamPauses = async () =>
   )?.value ?? 0;
 
 // The sandbox allows 20 requests/s and moneyq asks for 2000/s until moneyq has paused on a 429;
-// then 400/s. 429s so happen however fast or slow this machine is, and the batch ends soon.
+// then 1000/s. 429s so happen however fast or slow this machine is, and the batch ends soon.
 describe("a 2,000-job batch through drops, 5xx and 429", () => {
   it("ends with exactly one terminal result per job and at most one effect per key", async () => {
     const enqueued = await p.producer().enqueueMany(payoutBatch("fault-batch", 2000));
@@ -41,7 +41,7 @@ describe("a 2,000-job batch through drops, 5xx and 429", () => {
       20,
     );
     const raised = await p.sb.control("PUT", "/accounts/acct_demo/faults", {
-      body: { ...FAULTS, rateLimitPerSecond: 400 },
+      body: { ...FAULTS, rateLimitPerSecond: 1000 },
     });
     expect(raised.status).toBe(200);
     const results = await p.waitForResults(2000, 200_000);

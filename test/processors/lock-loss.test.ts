@@ -50,9 +50,9 @@ async function stoppedWorkerCase(alias: string, jobs: readonly JobInput[]) {
     MONEYQ_LOG_LEVEL: "warn",
     MONEYQ_LOCK_DURATION_MS: String(LOCK_MS),
     MONEYQ_STALLED_INTERVAL_MS: "1000",
-    // 10 a second with 16 jobs at a time: the stopped worker holds jobs waiting for slots.
+    // 40 a second with 16 jobs at a time: the stopped worker holds jobs waiting for slots.
     MONEYQ_ACCOUNTS: JSON.stringify([
-      { alias, apiKey: key, ratePerSecond: 10, concurrency: CONCURRENCY },
+      { alias, apiKey: key, ratePerSecond: 40, concurrency: CONCURRENCY },
     ]),
   };
   const connection = redis.connect();

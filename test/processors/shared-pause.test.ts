@@ -10,7 +10,7 @@ import { useTestRedis } from "../helpers/redis.js";
 import { useSandboxProcess } from "../helpers/sandbox-process.js";
 import { waitUntil } from "../helpers/wait-until.js";
 
-// moneyq may send 10 a second; the provider allows 4 and answers the fifth 429 with
+// moneyq may send 10 a second; the provider allows 8 and answers the ninth 429 with
 // Retry-After: 2. Requests leave 104 ms apart, so the pause must reach the other process
 // (and the requests already given a slot) within one slot to hold.
 const KEY = "sk_sandbox_shared_pause_001";
@@ -28,7 +28,7 @@ afterAll(async () => {
 describe("a 429 with Retry-After pauses the account everywhere", () => {
   it("two worker processes: no request of the account reaches the provider inside the two seconds", async () => {
     await sandbox.addAccount("acct_paused", KEY, {
-      rateLimitPerSecond: 4,
+      rateLimitPerSecond: 8,
       rateLimitRetryAfterSeconds: 2,
     });
     const env = {

@@ -47,7 +47,7 @@ describe("a 2,000-job batch through drops, 5xx and 429 in a foreign dialect", ()
       20,
     );
     const raised = await p.sb.control("PUT", "/accounts/acct_demo/faults", {
-      body: { ...FAULTS, rateLimitPerSecond: 400 },
+      body: { ...FAULTS, rateLimitPerSecond: 1000 },
     });
     expect(raised.status).toBe(200);
     const results = await p.waitForResults(2000, 200_000);

@@ -13,6 +13,8 @@ import { useSandbox } from "../helpers/sandbox.js";
 
 /** Nothing listens on port 1: a Redis that does not answer, with credentials to keep out of sight. */
 const DEAD_REDIS = "redis://:s3cret-pw@127.0.0.1:1";
+/** A start waits this long for it (several attempts), not the default 10 s. */
+const START_TIMEOUT_MS = "1000";
 
 const sb = useSandbox({ settleDelayMs: 20 });
 const redis = useTestRedis("redisstart");
@@ -20,7 +22,11 @@ const redis = useTestRedis("redisstart");
 describe("a REDIS_URL that was set and does not answer", () => {
   it("stops the start with an error that names REDIS_URL, in development mode too", async () => {
     for (const extra of [{}, { PAYMENTS_API_URL: "set" }]) {
-      const env: Record<string, string> = { REDIS_URL: DEAD_REDIS, MONEYQ_API_PORT: "0" };
+      const env: Record<string, string> = {
+        REDIS_URL: DEAD_REDIS,
+        MONEYQ_API_PORT: "0",
+        MONEYQ_REDIS_START_TIMEOUT_MS: START_TIMEOUT_MS,
+      };
       if ("PAYMENTS_API_URL" in extra) {
         env.PAYMENTS_API_URL = sb.sandbox.baseUrl;
         env.PAYMENTS_API_KEY = sb.sandbox.apiKey;
@@ -49,6 +55,7 @@ describe("a REDIS_URL that was set and does not answer", () => {
         PAYMENTS_API_KEY: sb.sandbox.apiKey,
         MONEYQ_REQUIRE_SAFE_REDIS: safe,
         MONEYQ_METRICS_PORT: "0",
+        MONEYQ_REDIS_START_TIMEOUT_MS: START_TIMEOUT_MS,
       });
       expect(code).toBe(2);
       expect(stderr).toMatch(
