@@ -1,8 +1,8 @@
 # syntax=docker/dockerfile:1
 # moneyq: `docker build -t moneyq .`; deploy/docker-compose.yml runs it beside Redis,
 # Prometheus and Grafana (docs/deploy.md, "Run with Docker").
-# Node 20: the major the test suite runs on.
-ARG NODE_IMAGE=node:20-bookworm-slim
+# Node 24: the LTS major the test suite runs on.
+ARG NODE_IMAGE=node:24-bookworm-slim
 
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
