@@ -5,8 +5,14 @@ export default defineConfig({
     include: ["test/**/*.test.ts"],
     // The deployment tests need Prometheus, promtool and docker-compose (`npm run test:deploy`);
     // the browser tests, Chromium (`npm run test:browser`); the cluster tests, a local Redis
-    // Cluster (`npm run test:cluster`).
-    exclude: [...configDefaults.exclude, "test/deploy/**", "test/browser/**", "test/cluster/**"],
+    // Cluster (`npm run test:cluster`); the image tests, podman (`npm run test:image`).
+    exclude: [
+      ...configDefaults.exclude,
+      "test/deploy/**",
+      "test/browser/**",
+      "test/cluster/**",
+      "test/image/**",
+    ],
     globalSetup: ["test/setup/global-setup.ts"],
     testTimeout: 30_000,
     hookTimeout: 30_000,
