@@ -6,12 +6,14 @@ export default defineConfig({
     include: ["test/**/*.test.ts"],
     // The deployment tests need Prometheus, promtool and docker-compose (`npm run test:deploy`);
     // the browser tests, Chromium (`npm run test:browser`); the cluster tests, a local Redis
-    // Cluster (`npm run test:cluster`); the long scenarios run under `npm run test:scenarios`.
+    // Cluster (`npm run test:cluster`); the image tests, podman (`npm run test:image`); the long
+    // scenarios run under `npm run test:scenarios`.
     exclude: [
       ...configDefaults.exclude,
       "test/deploy/**",
       "test/browser/**",
       "test/cluster/**",
+      "test/image/**",
       ...SCENARIO_FILES,
     ],
     globalSetup: ["test/setup/global-setup.ts"],

@@ -6,7 +6,16 @@ import { afterAll, describe, expect, it } from "vitest";
 const root = join(import.meta.dirname, "..", "..");
 
 /** The folders directly under test/ that are not about one folder of src/ (docs/development.md). */
-const OWN_FOLDERS = ["helpers", "fixtures", "setup", "habits", "deploy", "browser", "cluster"];
+const OWN_FOLDERS = [
+  "helpers",
+  "fixtures",
+  "setup",
+  "habits",
+  "deploy",
+  "browser",
+  "cluster",
+  "image",
+];
 
 function folders(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true })
