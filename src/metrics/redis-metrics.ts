@@ -2,7 +2,7 @@ import type { Queue } from "bullmq";
 import { Gauge, type Registry } from "prom-client";
 import type { AccountPauses } from "../queues/account-pauses.js";
 import { LANE_PRIORITY } from "../queues/lanes.js";
-import { bullKeys, priorityScoreRange } from "../redis/bullmq-internals.js";
+import { bullKeys, JOB_FIELDS, priorityScoreRange } from "../redis/bullmq-internals.js";
 import type { RedisConnection } from "../redis/connection.js";
 import { backlogKey, keyspace, webhookEndpointKey } from "../redis/keys.js";
 
@@ -187,7 +187,9 @@ async function oldestWaitingSince(
     ),
   ]);
   const stamps = await Promise.all(
-    heads.flat().map((id) => connection.hget(bullKeys.job(queue.qualifiedName, id), "timestamp")),
+    heads
+      .flat()
+      .map((id) => connection.hget(bullKeys.job(queue.qualifiedName, id), JOB_FIELDS.timestamp)),
   );
   const all = [listed[0]?.timestamp, ...stamps.map((t) => (t === null ? undefined : Number(t)))];
   const known = all.filter((t): t is number => t !== undefined && Number.isFinite(t));

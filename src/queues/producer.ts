@@ -3,7 +3,7 @@ import type { ApprovalPolicy, PaymentRepeatsPolicy } from "../config.js";
 import { type FieldIssue, validate } from "../contract/field-issues.js";
 import { DEFAULT_PROVIDER_PROFILE, type ProviderProfile } from "../provider/profile.js";
 import { profileRequestIssues } from "../provider/requests.js";
-import { bullKeys, jobKeyOf, lockKeyOf } from "../redis/bullmq-internals.js";
+import { bullKeys, JOB_FIELDS, jobKeyOf, lockKeyOf } from "../redis/bullmq-internals.js";
 import type { RedisConnection } from "../redis/connection.js";
 import {
   type Keyspace,
@@ -460,7 +460,13 @@ export class Producer {
     const answers = await this.#options.connection
       .multi()
       .exists(lockKeyOf(job))
-      .hmget(jobKeyOf(job), "data", "atm", "stc", SENT_FIELD)
+      .hmget(
+        jobKeyOf(job),
+        JOB_FIELDS.data,
+        JOB_FIELDS.attemptsMade,
+        JOB_FIELDS.stalledCounter,
+        SENT_FIELD,
+      )
       .exec();
     const failed = answers?.find(([error]) => error !== null)?.[0];
     if (answers === null || failed) throw failed ?? new Error(`job ${jobId}: its read was aborted`);

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Job, Queue } from "bullmq";
-import { bullKeys } from "../redis/bullmq-internals.js";
+import { bullKeys, JOB_FIELDS } from "../redis/bullmq-internals.js";
 import type { RedisConnection } from "../redis/connection.js";
 import { DELETE_IF_HELD } from "../redis/scripts/delete-if-held.js";
 import { defineScripts } from "../redis/scripts/script.js";
@@ -34,8 +34,9 @@ export function laneOfUnlaned(job: Job<JobData>): Lane {
  * prioritized job, so a backlog left there would hold up every lookup and urgent job until it
  * is done; so would a delayed job (a backoff, a schedule, a confirmation), which goes to the
  * wait list when due. Jobs BullMQ 5 left in a paused account's list join the wait list first.
- * The delayed set goes first: a job that comes due meanwhile is found in the wait list after. One process at a time per account (`lockKey`);
- * another process that starts meanwhile leaves the pass to the one under way. Safe against
+ * The delayed set goes first: a job that comes due meanwhile is found in the wait list after.
+ * One process at a time per account (`lockKey`); another process that starts meanwhile
+ * leaves the pass to the one under way. Safe against
  * workers fetching at the same time: a job already taken keeps running, with its new priority
  * recorded; a job that ends meanwhile is passed over. Returns how many jobs were moved.
  */
@@ -154,7 +155,7 @@ async function laneDelayed(
     for (let i = 0; i < page.length; i += 2) if (page[i + 1] === last) seen.add(page[i] as string);
     from = last;
     const priorities = await Promise.all(
-      ids.map((id) => connection.hget(queue.toKey(id), "priority")),
+      ids.map((id) => connection.hget(queue.toKey(id), JOB_FIELDS.priority)),
     );
     const unlaned = ids.filter((_, i) => !Number(priorities[i] ?? 0));
     const jobs = await Promise.all(unlaned.map((id) => queue.getJob(id)));

@@ -17,7 +17,10 @@ export function reconnectDelayMs(attempt: number): number {
   return Math.min(attempt * 50, 2_000);
 }
 
-/** A second connection like `connection` (same target and options), for blocking reads. */
+/**
+ * A second connection like `connection` (same target and options), for blocking reads. Two
+ * branches because ioredis's typings make `duplicate()` uncallable on the union.
+ */
 export function duplicateConnection(connection: RedisConnection): RedisConnection {
   return connection instanceof Cluster ? connection.duplicate() : connection.duplicate();
 }

@@ -1,3 +1,4 @@
+import { JOB_FIELDS } from "../bullmq-internals.js";
 import type { Script } from "./script.js";
 
 /**
@@ -32,7 +33,7 @@ for i = 1, #KEYS / 5 do
       out[i] = {1}
       if claim then redis.call('SET', fk, mine, 'PX', full) end
     else
-      out[i] = {3, redis.call('HGET', jk, 'data') or ''}
+      out[i] = {3, redis.call('HGET', jk, '${JOB_FIELDS.data}') or ''}
     end
   elseif redis.call('EXISTS', mk, KEYS[k + 5]) > 0 then
     if held == nil or held == mine then

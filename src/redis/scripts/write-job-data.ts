@@ -1,3 +1,4 @@
+import { JOB_FIELDS } from "../bullmq-internals.js";
 import { dropSent, lockHeld } from "./fragments.js";
 import type { Script } from "./script.js";
 
@@ -16,9 +17,9 @@ export const WRITE_JOB_DATA: Script = {
 if not ${lockHeld("KEYS[2]", "ARGV[1]")} or redis.call('EXISTS', KEYS[1]) == 0 then
   return 0
 end
-redis.call('HSET', KEYS[1], 'data', ARGV[2])
+redis.call('HSET', KEYS[1], '${JOB_FIELDS.data}', ARGV[2])
 if ARGV[3] ~= '' then
-  redis.call('HSET', KEYS[1], 'priority', ARGV[3])
+  redis.call('HSET', KEYS[1], '${JOB_FIELDS.priority}', ARGV[3])
 end
 if ARGV[4] == '1' then
   ${dropSent("KEYS[3]")}
