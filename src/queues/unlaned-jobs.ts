@@ -79,7 +79,8 @@ async function lane(jobs: readonly Job<JobData>[]): Promise<number> {
 /**
  * Jobs an account paused under BullMQ 5 left in the paused list, which BullMQ 6 no longer
  * reads: moved to the wait list, oldest first, behind the jobs there (each move is one
- * RPOPLPUSH, a chunk pipelined at a time), where the next step gives them lanes.
+ * RPOPLPUSH, as many pipelined as the list holds, a chunk at most), where the next step gives
+ * them lanes. Almost always the list is gone: one LLEN a start.
  */
 async function moveLegacyPaused(
   queue: Queue,
@@ -88,13 +89,11 @@ async function moveLegacyPaused(
 ): Promise<void> {
   const paused = bullKeys.legacyPaused(queue.qualifiedName);
   const wait = bullKeys.wait(queue.qualifiedName);
-  for (;;) {
+  for (let left = await connection.llen(paused); left > 0; left = await connection.llen(paused)) {
     const pipeline = connection.pipeline();
-    for (let i = 0; i < CHUNK; i++) pipeline.rpoplpush(paused, wait);
-    const answers = (await pipeline.exec()) ?? [];
-    const failed = answers.find(([error]) => error !== null)?.[0];
+    for (let i = 0; i < Math.min(left, CHUNK); i++) pipeline.rpoplpush(paused, wait);
+    const failed = ((await pipeline.exec()) ?? []).find(([error]) => error !== null)?.[0];
     if (failed) throw failed;
-    if (answers.some(([, moved]) => moved === null)) return;
     await renew();
   }
 }
