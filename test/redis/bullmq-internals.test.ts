@@ -45,6 +45,17 @@ function newWorker(
   return worker;
 }
 
+/** Waits until BullMQ reports `job` in `state`. */
+function reachesState(queue: Queue, job: Job, state: string): Promise<unknown> {
+  const id = job.id as string;
+  return waitFor(
+    () => queue.getJobState(id),
+    (s) => s === state,
+    10_000,
+    `job ${id} ${state}`,
+  );
+}
+
 describe("BullMQ's internals as moneyq relies on them", () => {
   it("names a queue's key, a job's hash and the queue's meta hash as bullKeys does", async () => {
     const queue = newQueue();
@@ -112,12 +123,7 @@ describe("BullMQ's internals as moneyq relies on them", () => {
       });
     });
     const job = await queue.add("k", {});
-    await waitFor(
-      () => queue.getJobState(job.id as string),
-      (s) => s === "completed",
-      10_000,
-      "the job's completion",
-    );
+    await reachesState(queue, job, "completed");
     expect(seen).toHaveLength(1);
     expect(seen[0]?.token).toBeTruthy();
     expect(seen[0]?.lock).toBe(seen[0]?.token);
@@ -134,12 +140,7 @@ describe("BullMQ's internals as moneyq relies on them", () => {
       throw new DelayedError();
     });
     const job = await queue.add("k", {});
-    await waitFor(
-      () => queue.getJobState(job.id as string),
-      (s) => s === "delayed",
-      10_000,
-      "the delayed job",
-    );
+    await reachesState(queue, job, "delayed");
     expect(
       await connection.zscore(bullKeys.delayed(queue.qualifiedName), job.id as string),
     ).not.toBeNull();
