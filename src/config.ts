@@ -190,7 +190,18 @@ export interface MetricsConfig {
   readonly port: number;
   /** How long a scrape's Redis readings (queue depth, backlog) are reused. */
   readonly cacheMs: number;
+  /**
+   * The accounts with series of their own (MONEYQ_METRICS_ACCOUNTS); the rest are counted
+   * under `account="_other"` (metrics/metric-accounts.ts).
+   */
+  readonly accounts: "all" | readonly string[];
 }
+
+/**
+ * With MONEYQ_METRICS_ACCOUNTS unset, every account has series of its own up to this many
+ * accounts (about 80 series each); past it, none has, so /metrics stays small.
+ */
+export const METRICS_ACCOUNTS_UNSET_UP_TO = 50;
 
 export interface ApiConfig {
   readonly host: string;
@@ -366,6 +377,7 @@ export const KNOWN_VARIABLES = [
   "MONEYQ_METRICS_HOST",
   "MONEYQ_METRICS_PORT",
   "MONEYQ_METRICS_CACHE_MS",
+  "MONEYQ_METRICS_ACCOUNTS",
   "OTEL_EXPORTER_OTLP_ENDPOINT",
   "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
   "OTEL_EXPORTER_OTLP_HEADERS",
@@ -528,6 +540,7 @@ export function loadConfig(env: Env = process.env): Config {
     host: read.host("MONEYQ_METRICS_HOST"),
     port: read.port("MONEYQ_METRICS_PORT"),
     cacheMs: read.int("MONEYQ_METRICS_CACHE_MS", wholeNumber),
+    accounts: readMetricsAccounts(read, aliases),
   });
   const tracing = readTracing(read);
   const providerSandbox = readProviderSandbox(read, basics.paymentsApiUrl, accounts);
@@ -570,6 +583,27 @@ function aliasesWithPolicies(
   return embeddedUpstream({ paymentsApiUrl: basics.paymentsApiUrl })
     ? [DEFAULT_ACCOUNT_ALIAS]
     : accounts.map((a) => a.alias);
+}
+
+/** MONEYQ_METRICS_ACCOUNTS: `all`, or aliases separated by commas, each configured. */
+function readMetricsAccounts(
+  read: EnvReader,
+  aliases: readonly string[],
+): "all" | readonly string[] {
+  const variable = "MONEYQ_METRICS_ACCOUNTS";
+  const listed = read.text(variable)?.trim();
+  if (listed === undefined) return aliases.length <= METRICS_ACCOUNTS_UNSET_UP_TO ? "all" : [];
+  if (listed === "all") return "all";
+  const named = listed.split(",").map((a) => a.trim());
+  const known = new Set(aliases);
+  for (const a of named) {
+    if (!known.has(a))
+      read.issues.push({
+        variable,
+        rule: `${JSON.stringify(a.slice(0, 40))} is not a configured account: give "all" or configured aliases separated by commas`,
+      });
+  }
+  return Object.freeze([...new Set(named)]);
 }
 
 /** Any other `MONEYQ_*` variable is a typo, and fails start. */

@@ -1,4 +1,5 @@
-import { Counter, Histogram, type Registry } from "prom-client";
+import { Counter, Histogram, type LabelValues, type Registry } from "prom-client";
+import { type MetricAccounts, OTHER_ACCOUNTS } from "./metric-accounts.js";
 
 export const RATE_LIMIT_SOURCES = ["upstream", "local"] as const;
 export const WEBHOOK_OUTCOMES = ["delivered", "retry", "failed", "blocked", "gone"] as const;
@@ -10,8 +11,8 @@ const JOB_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600
 
 /**
  * What the pipeline records. Labels are bounded: queue, kind, result, code (moneyq's stable
- * error codes), operation, status class, reason, and account alias (a configured, bounded
- * set); never ids, keys or amounts. Readings of Redis (queue depth, backlog, paused
+ * error codes), operation, status class, reason, and account alias (a named account's, or
+ * "_other" for the rest: metric-accounts.ts); never ids, keys or amounts. Readings of Redis (queue depth, backlog, paused
  * accounts) are collected at scrape time instead (redis-metrics.ts).
  */
 export interface PipelineMetrics {
@@ -35,21 +36,21 @@ export interface PipelineMetrics {
 
 /**
  * Defines the pipeline's metrics on `registry`. The pause and webhook counters of every
- * configured account start at zero, so a dashboard shows 0 rather than no data.
+ * account label start at zero, so a dashboard shows 0 rather than no data.
  */
 export function createPipelineMetrics(
   registry: Registry,
-  accounts: readonly string[],
+  accounts: MetricAccounts,
 ): PipelineMetrics {
   const registers = [registry];
   const counter = <L extends string>(name: string, help: string, labelNames: readonly L[]) =>
-    new Counter({ name, help, labelNames, registers });
+    relabelCounter(new Counter({ name, help, labelNames, registers }), accounts);
   const histogram = <L extends string>(
     name: string,
     help: string,
     labelNames: readonly L[],
     buckets: number[],
-  ) => new Histogram({ name, help, labelNames, buckets, registers });
+  ) => relabelHistogram(new Histogram({ name, help, labelNames, buckets, registers }), accounts);
   const metrics: PipelineMetrics = {
     jobsFinished: counter(
       "moneyq_jobs_finished_total",
@@ -135,7 +136,7 @@ export function createPipelineMetrics(
       ["account"],
     ),
   };
-  for (const account of accounts) {
+  for (const account of accounts.labels()) {
     metrics.rateSlotsMissed.inc({ account }, 0);
     for (const found_by of REVERSAL_SOURCES) metrics.reversals.inc({ account, found_by }, 0);
     metrics.sweepErrors.inc({ account }, 0);
@@ -146,4 +147,29 @@ export function createPipelineMetrics(
   }
   for (const outcome of WEBHOOK_OUTCOMES) metrics.webhookDeliveries.inc({ outcome }, 0);
   return metrics;
+}
+
+/** The labels with the account's series label in place of its alias (and of its queue's name). */
+function relabel<L extends string>(labels: LabelValues<L>, accounts: MetricAccounts) {
+  const { account } = labels as { account?: string | number };
+  if (account === undefined || accounts.isNamed(String(account))) return labels;
+  // The account's queue is as telling as its alias.
+  const queue = "queue" in labels ? { queue: OTHER_ACCOUNTS } : {};
+  return { ...labels, account: OTHER_ACCOUNTS, ...queue };
+}
+
+/** A counter whose increments count under the account's series label. */
+function relabelCounter<L extends string>(metric: Counter<L>, accounts: MetricAccounts) {
+  const inc = metric.inc.bind(metric) as (labels: LabelValues<L>, value?: number) => void;
+  metric.inc = ((labels: LabelValues<L>, value?: number) =>
+    inc(relabel(labels, accounts), value)) as Counter<L>["inc"];
+  return metric;
+}
+
+/** A histogram whose observations count under the account's series label. */
+function relabelHistogram<L extends string>(metric: Histogram<L>, accounts: MetricAccounts) {
+  const observe = metric.observe.bind(metric) as (labels: LabelValues<L>, value: number) => void;
+  metric.observe = ((labels: LabelValues<L>, value: number) =>
+    observe(relabel(labels, accounts), value)) as Histogram<L>["observe"];
+  return metric;
 }

@@ -1,6 +1,7 @@
 import { Gauge, type Registry } from "prom-client";
 import type { RedisConnection } from "../redis/connection.js";
 import { keyspace, sweepKeys } from "../redis/keys.js";
+import { type MetricAccounts, OTHER_ACCOUNTS } from "./metric-accounts.js";
 
 /** What a finished sweep leaves (processors/sweep-state.ts, SweepSummary), as read here. */
 interface Summary {
@@ -11,14 +12,18 @@ interface Summary {
 /**
  * The last reconciliation sweep of each account, read from Redis at scrape time (so every
  * process shows it, whichever swept): its drift items and their amount per kind and currency,
- * and when it finished (docs/reconciliation.md).
+ * and when it finished (docs/reconciliation.md). Accounts without series of their own are
+ * summed under "_other", whose last sweep is the oldest of theirs.
  */
 export function registerReconciliationMetrics(
   registry: Registry,
   options: {
     readonly connection: RedisConnection;
     readonly prefix: string;
-    readonly accounts: readonly string[];
+    /** Which accounts have series of their own. */
+    readonly accounts: MetricAccounts;
+    /** Every account's alias. */
+    readonly aliases: readonly string[];
   },
 ): void {
   const space = keyspace(options.prefix, options.connection.isCluster);
@@ -27,7 +32,7 @@ export function registerReconciliationMetrics(
   const summaries = () => {
     const now = Date.now();
     if (cached === undefined || now - cached.at > 1_000)
-      cached = { at: now, value: readAll(options.connection, space, options.accounts) };
+      cached = { at: now, value: readAll(options.connection, space, options.aliases) };
     return cached.value;
   };
   const drift = (
@@ -42,10 +47,11 @@ export function registerReconciliationMetrics(
       registers,
       async collect() {
         this.reset();
-        for (const [account, summary] of await summaries())
+        for (const [alias, summary] of await summaries())
           for (const [key, d] of Object.entries(summary.drift)) {
             const [kind = "", currency = ""] = key.split(" ");
-            this.set({ account, kind, currency }, pick(d));
+            // After the reset each series starts at 0: "_other" sums its accounts'.
+            this.inc({ account: options.accounts.label(alias), kind, currency }, pick(d));
           }
       },
     });
@@ -66,8 +72,13 @@ export function registerReconciliationMetrics(
     registers,
     async collect() {
       this.reset();
-      for (const [account, summary] of await summaries())
-        this.set({ account }, Date.parse(summary.finishedAt) / 1000);
+      let oldest: number | undefined;
+      for (const [alias, summary] of await summaries()) {
+        const at = Date.parse(summary.finishedAt) / 1000;
+        if (options.accounts.isNamed(alias)) this.set({ account: alias }, at);
+        else oldest = Math.min(oldest ?? at, at);
+      }
+      if (oldest !== undefined) this.set({ account: OTHER_ACCOUNTS }, oldest);
     },
   });
 }
@@ -79,10 +90,12 @@ async function readAll(
 ): Promise<Map<string, Summary>> {
   const out = new Map<string, Summary>();
   try {
-    for (const account of accounts) {
-      const raw = await connection.get(sweepKeys(space, account).summary);
-      if (raw !== null) out.set(account, JSON.parse(raw) as Summary);
-    }
+    const raws = await Promise.all(
+      accounts.map((a) => connection.get(sweepKeys(space, a).summary)),
+    );
+    raws.forEach((raw, i) => {
+      if (raw !== null) out.set(accounts[i] as string, JSON.parse(raw) as Summary);
+    });
   } catch {
     // A scrape while Redis is away shows no sweep rather than failing.
   }

@@ -5,12 +5,15 @@ import { LANE_PRIORITY } from "../queues/lanes.js";
 import { bullKeys, JOB_FIELDS, priorityScoreRange } from "../redis/bullmq-internals.js";
 import type { RedisConnection } from "../redis/connection.js";
 import { backlogKey, keyspace, webhookEndpointKey } from "../redis/keys.js";
+import { ATTENTION_ACCOUNTS, MetricAccounts, OTHER_ACCOUNTS } from "./metric-accounts.js";
 
 export interface RedisMetricsOptions {
   readonly connection: RedisConnection;
   readonly prefix: string;
   /** Each configured account's queue, by alias. */
   readonly queues: ReadonlyMap<string, Queue>;
+  /** Which accounts have series of their own; default: every account. */
+  readonly accounts?: MetricAccounts;
   readonly pauses: AccountPauses;
   /** The results streams (one, or one per account on a cluster); their lengths are summed. */
   readonly resultsStreams: readonly string[];
@@ -22,15 +25,17 @@ export interface RedisMetricsOptions {
   readonly now?: () => number;
 }
 
+interface QueueReading {
+  readonly queue: string;
+  readonly account: string;
+  readonly counts: Readonly<Record<string, number>>;
+  readonly oldestWaitingAgeSeconds: number;
+  readonly backlog: number;
+  readonly paused: boolean;
+}
+
 interface Reading {
-  readonly queues: ReadonlyArray<{
-    readonly queue: string;
-    readonly account: string;
-    readonly counts: Readonly<Record<string, number>>;
-    readonly oldestWaitingAgeSeconds: number;
-    readonly backlog: number;
-    readonly paused: boolean;
-  }>;
+  readonly queues: readonly QueueReading[];
   readonly streamLength: number;
   readonly webhooksStopped: boolean;
 }
@@ -41,10 +46,13 @@ interface Reading {
  * the results stream) and nothing is kept in step by events. One reading serves every gauge
  * and every scrape within `cacheMs`: a handful of commands per account, however many
  * processes and gauges there are. When Redis does not answer in time, `moneyq_redis_up` is
- * 0 and the other gauges are left out rather than stale.
+ * 0 and the other gauges are left out rather than stale. Accounts without series of their own
+ * are counted under "_other", but those that need attention (paused, waiting longest, with a
+ * reconciliation backlog) are shown on their own in that gauge (`attention`).
  */
 export function registerRedisMetrics(registry: Registry, options: RedisMetricsOptions): void {
   const now = options.now ?? Date.now;
+  const accounts = options.accounts ?? MetricAccounts.all([...options.queues.keys()]);
   let cached: { at: number; reading: Promise<Reading | undefined> } | undefined;
   const reading = () => {
     const at = now();
@@ -70,7 +78,7 @@ export function registerRedisMetrics(registry: Registry, options: RedisMetricsOp
     registers,
     async collect() {
       this.reset();
-      for (const q of (await reading())?.queues ?? []) {
+      for (const q of aggregated((await reading())?.queues ?? [], accounts)) {
         for (const [state, count] of Object.entries(q.counts)) {
           this.set({ queue: q.queue, account: q.account, state }, count);
         }
@@ -84,9 +92,9 @@ export function registerRedisMetrics(registry: Registry, options: RedisMetricsOp
     registers,
     async collect() {
       this.reset();
-      for (const q of (await reading())?.queues ?? []) {
-        this.set({ queue: q.queue, account: q.account }, q.oldestWaitingAgeSeconds);
-      }
+      const queues = (await reading())?.queues ?? [];
+      for (const s of attention(queues, accounts, (q) => q.oldestWaitingAgeSeconds, Math.max))
+        this.set({ queue: s.queue, account: s.account }, s.value);
     },
   });
   new Gauge({
@@ -96,8 +104,9 @@ export function registerRedisMetrics(registry: Registry, options: RedisMetricsOp
     registers,
     async collect() {
       this.reset();
-      for (const q of (await reading())?.queues ?? [])
-        this.set({ account: q.account }, q.paused ? 1 : 0);
+      const queues = (await reading())?.queues ?? [];
+      for (const s of attention(queues, accounts, (q) => (q.paused ? 1 : 0), Math.max))
+        this.set({ account: s.account }, s.value);
     },
   });
   new Gauge({
@@ -107,7 +116,14 @@ export function registerRedisMetrics(registry: Registry, options: RedisMetricsOp
     registers,
     async collect() {
       this.reset();
-      for (const q of (await reading())?.queues ?? []) this.set({ account: q.account }, q.backlog);
+      const queues = (await reading())?.queues ?? [];
+      for (const s of attention(
+        queues,
+        accounts,
+        (q) => q.backlog,
+        (a, b) => a + b,
+      ))
+        this.set({ account: s.account }, s.value);
     },
   });
   new Gauge({
@@ -194,6 +210,47 @@ async function oldestWaitingSince(
   const all = [listed[0]?.timestamp, ...stamps.map((t) => (t === null ? undefined : Number(t)))];
   const known = all.filter((t): t is number => t !== undefined && Number.isFinite(t));
   return known.length === 0 ? undefined : Math.min(...known);
+}
+
+/** Each named account's counts, and the other accounts' summed under "_other". */
+function aggregated(
+  queues: readonly QueueReading[],
+  accounts: MetricAccounts,
+): ReadonlyArray<Pick<QueueReading, "queue" | "account" | "counts">> {
+  const named = queues.filter((q) => accounts.isNamed(q.account));
+  const others = queues.filter((q) => !accounts.isNamed(q.account));
+  if (others.length === 0) return named;
+  const counts: Record<string, number> = {};
+  for (const q of others)
+    for (const [state, n] of Object.entries(q.counts)) counts[state] = (counts[state] ?? 0) + n;
+  return [...named, { queue: OTHER_ACCOUNTS, account: OTHER_ACCOUNTS, counts }];
+}
+
+/**
+ * One gauge's series: each named account's value; of the others, the `ATTENTION_ACCOUNTS`
+ * with the highest values above 0 on their own (the accounts an operator must look at), and
+ * the rest folded into one "_other" series, so that neither a sum nor a maximum across the
+ * account label counts an account twice.
+ */
+function attention(
+  queues: readonly QueueReading[],
+  accounts: MetricAccounts,
+  value: (q: QueueReading) => number,
+  fold: (a: number, b: number) => number,
+): Array<{ readonly queue: string; readonly account: string; readonly value: number }> {
+  const series = (q: QueueReading) => ({ queue: q.queue, account: q.account, value: value(q) });
+  const named = queues.filter((q) => accounts.isNamed(q.account)).map(series);
+  const others = queues.filter((q) => !accounts.isNamed(q.account)).map(series);
+  if (others.length === 0) return named;
+  others.sort((a, b) => b.value - a.value);
+  const shown = others.slice(0, ATTENTION_ACCOUNTS).filter((s) => s.value > 0);
+  const rest = others.slice(shown.length).map((s) => s.value);
+  const other = {
+    queue: OTHER_ACCOUNTS,
+    account: OTHER_ACCOUNTS,
+    value: rest.reduce((a, b) => fold(a, b), 0),
+  };
+  return [...named, ...shown, ...(rest.length > 0 ? [other] : [])];
 }
 
 /** The reading, or undefined if it fails or takes longer than `ms`. */

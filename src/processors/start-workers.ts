@@ -5,6 +5,7 @@ import { retryDelayMs } from "../client/retry.js";
 import type { AccountConfig, Config } from "../config.js";
 import type { Logger } from "../logger.js";
 import { countErrors } from "../metrics/error-metrics.js";
+import { MetricAccounts } from "../metrics/metric-accounts.js";
 import { createPipelineMetrics, type PipelineMetrics } from "../metrics/pipeline-metrics.js";
 import { LaneHolds } from "../outflow/lane-holds.js";
 import type { ProviderAdapter } from "../provider/adapter.js";
@@ -105,7 +106,10 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
     options.metrics ??
     createPipelineMetrics(
       options.registry,
-      accountList.map((a) => a.alias),
+      new MetricAccounts(
+        accountList.map((a) => a.alias),
+        config.metrics.accounts,
+      ),
     );
   const errors =
     options.errors ?? new RepeatedErrors(logger, { count: countErrors(options.registry) });

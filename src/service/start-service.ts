@@ -16,6 +16,7 @@ import {
 import { listenProblem } from "../listen-url.js";
 import { createLogger, type Logger } from "../logger.js";
 import { countErrors } from "../metrics/error-metrics.js";
+import { MetricAccounts } from "../metrics/metric-accounts.js";
 import { createMetricsRegistry } from "../metrics/metrics-registry.js";
 import { type RunningMetricsServer, startMetricsServer } from "../metrics/metrics-server.js";
 import { registerReconciliationMetrics } from "../metrics/reconciliation-metrics.js";
@@ -440,10 +441,17 @@ async function serveMetrics(
 ): Promise<RunningMetricsServer | undefined> {
   const { config } = options;
   const queues = on.parts.queues.byAccount;
+  const accounts = new MetricAccounts([...queues.keys()], config.metrics.accounts);
+  if (config.metrics.accounts !== "all")
+    on.logger.info(
+      { named: config.metrics.accounts.length, accounts: queues.size },
+      'metrics: only the accounts MONEYQ_METRICS_ACCOUNTS names have series of their own; the others count under account="_other"',
+    );
   registerRedisMetrics(registry, {
     connection: on.connection,
     prefix: config.redisPrefix,
     queues,
+    accounts,
     pauses: on.parts.pauses,
     resultsStreams: on.parts.results.streamKeys([...queues.keys()]),
     cacheMs: config.metrics.cacheMs,
@@ -451,7 +459,8 @@ async function serveMetrics(
   registerReconciliationMetrics(registry, {
     connection: on.connection,
     prefix: config.redisPrefix,
-    accounts: [...queues.keys()],
+    accounts,
+    aliases: [...queues.keys()],
   });
   if (role !== "worker") return undefined;
   return startWorkerMetrics(registry, config, on.logger, options.metricsPort);

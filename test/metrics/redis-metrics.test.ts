@@ -2,11 +2,17 @@ import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ATTENTION_ACCOUNTS, MetricAccounts } from "../../src/metrics/metric-accounts.js";
 import { registerRedisMetrics } from "../../src/metrics/redis-metrics.js";
 import { AccountPauses } from "../../src/queues/account-pauses.js";
 import { accountQueueName } from "../../src/queues/queue-names.js";
 import type { RedisConnection } from "../../src/redis/connection.js";
-import { keyspace, resultsStreamKey, webhookEndpointKey } from "../../src/redis/keys.js";
+import {
+  backlogKey,
+  keyspace,
+  resultsStreamKey,
+  webhookEndpointKey,
+} from "../../src/redis/keys.js";
 import { startPrivateRedis } from "../../src/redis/private-redis.js";
 import { installed } from "../helpers/installed.js";
 import { singleRedis, useTestRedis } from "../helpers/redis.js";
@@ -82,6 +88,72 @@ describe("Redis readings at scrape time", () => {
     expect(await values(registryWith(connection, 0), "moneyq_webhook_endpoint_stopped")).toEqual([
       { labels: {}, value: 1 },
     ]);
+  });
+
+  it("sums unnamed accounts under _other, showing on their own those that need attention", async () => {
+    // 2 more unnamed accounts waiting than are shown, one paused, one with a backlog.
+    const unnamed = Array.from({ length: ATTENTION_ACCOUNTS + 3 }, (_, i) => `u${i + 1}`);
+    const many = new Map(
+      ["n1", ...unnamed].map((a) => [
+        a,
+        new Queue(accountQueueName(singleRedis, a), { connection, prefix: redis.prefix }),
+      ]),
+    );
+    const waiting = unnamed.slice(0, ATTENTION_ACCOUNTS + 2);
+    // u<i> has waited i seconds: u1 and u2 wait least, so they are folded into "_other".
+    await Promise.all(
+      waiting.map((a, i) =>
+        (many.get(a) as Queue).add("payout", {}, { jobId: "w", timestamp: clock - (i + 1) * 1000 }),
+      ),
+    );
+    await (many.get("n1") as Queue).add("payout", {}, { jobId: "w", timestamp: clock - 500 });
+    const last = unnamed.at(-1) as string;
+    const pauses = new AccountPauses(connection, redis.prefix, many);
+    await pauses.pause(last, "test");
+    await connection.zadd(backlogKey(keyspace(redis.prefix), "u5"), 1, "a", 2, "b", 3, "c");
+    const registry = new Registry();
+    registerRedisMetrics(registry, {
+      connection,
+      prefix: redis.prefix,
+      queues: many,
+      accounts: new MetricAccounts([...many.keys()], ["n1"]),
+      pauses,
+      resultsStreams: [resultsStreamKey(keyspace(redis.prefix), "any")],
+      cacheMs: 0,
+      now: () => clock,
+    });
+
+    const jobs = await values(registry, "moneyq_queue_jobs");
+    expect(new Set(jobs.map((v) => v.labels.account))).toEqual(new Set(["n1", "_other"]));
+    expect(jobs.find((v) => v.labels.account === "_other" && v.labels.state === "waiting")).toEqual(
+      { labels: { queue: "_other", account: "_other", state: "waiting" }, value: waiting.length },
+    );
+    const ages = await values(registry, "moneyq_queue_oldest_waiting_age_seconds");
+    const shown = waiting.slice(2).map((a, i) => ({
+      labels: { queue: `payments-${a}`, account: a },
+      value: i + 3,
+    }));
+    expect(ages).toEqual(
+      expect.arrayContaining([
+        { labels: { queue: "payments-n1", account: "n1" }, value: 0.5 },
+        ...shown,
+        { labels: { queue: "_other", account: "_other" }, value: 2 },
+      ]),
+    );
+    expect(ages).toHaveLength(1 + ATTENTION_ACCOUNTS + 1);
+    expect(await values(registry, "moneyq_account_paused")).toEqual([
+      { labels: { account: "n1" }, value: 0 },
+      { labels: { account: last }, value: 1 },
+      { labels: { account: "_other" }, value: 0 },
+    ]);
+    expect(await values(registry, "moneyq_needs_reconciliation_jobs")).toEqual([
+      { labels: { account: "n1" }, value: 0 },
+      { labels: { account: "u5" }, value: 3 },
+      { labels: { account: "_other" }, value: 0 },
+    ]);
+    await pauses.resume(last);
+    await Promise.all([...many.values()].map((q) => q.obliterate({ force: true })));
+    await Promise.all([...many.values()].map((q) => q.close()));
   });
 
   it("one reading serves scrapes within the cache time, then Redis is read again", async () => {
