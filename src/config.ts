@@ -1,6 +1,7 @@
 import { statSync } from "node:fs";
 import ipaddr from "ipaddr.js";
 import { z } from "zod";
+import { readBoundedFile } from "./bounded-file.js";
 import { toFieldIssues } from "./contract/field-issues.js";
 import { allowedRangeProblem, blockedWebhookHost } from "./net/address-guard.js";
 import { isClusterUrl, parseClusterUrl } from "./net/redis-url.js";
@@ -340,6 +341,8 @@ export const KNOWN_VARIABLES = [
   "PAYMENTS_SANDBOX_API_URL",
   "PAYMENTS_SANDBOX_API_KEY",
   "MONEYQ_ACCOUNTS",
+  "MONEYQ_ACCOUNTS_FILE",
+  "MONEYQ_ACCOUNT_KEYS_FILE",
   "MONEYQ_RATE_LIMIT_PER_SECOND",
   "MONEYQ_CONCURRENCY",
   "MONEYQ_CONNECT_TIMEOUT_MS",
@@ -446,12 +449,22 @@ const AccountEntry = z
     alias,
     apiKey: apiKey.optional(),
     apiKeyEnv: matching(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be a variable name").optional(),
+    apiKeyRef: matching(
+      /^[A-Za-z0-9_.:-]{1,128}$/,
+      "must be a name of 1 to 128 letters, digits, '.', ':', '_' or '-'",
+    ).optional(),
     ratePerSecond: z.int().min(1).max(100_000).optional(),
     concurrency: z.int().min(1).max(1_000).optional(),
   })
-  .refine((a) => (a.apiKey === undefined) !== (a.apiKeyEnv === undefined), {
-    message: "give exactly one of apiKey or apiKeyEnv",
+  .refine((a) => [a.apiKey, a.apiKeyEnv, a.apiKeyRef].filter((k) => k !== undefined).length === 1, {
+    message: "give exactly one of apiKey, apiKeyEnv or apiKeyRef",
   });
+
+/**
+ * Largest MONEYQ_ACCOUNTS_FILE or MONEYQ_ACCOUNT_KEYS_FILE read: some 300,000 accounts, far
+ * beyond any real list, and still a bounded read at start.
+ */
+const MAX_ACCOUNT_FILE_MIB = 32;
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -783,7 +796,10 @@ function webhookUrlProblem(url: string, allowedRanges: readonly string[]): strin
   return `${blocked}: webhooks go only to public addresses, unless MONEYQ_WEBHOOK_ALLOW_PRIVATE lists its range (local development)`;
 }
 
-/** PAYMENTS_API_KEY's account and MONEYQ_ACCOUNTS', checked together and against the profile. */
+/**
+ * PAYMENTS_API_KEY's account and those listed (MONEYQ_ACCOUNTS or MONEYQ_ACCOUNTS_FILE),
+ * checked together and against the profile.
+ */
 function readAllAccounts(read: EnvReader, basics: Basics): AccountConfig[] {
   const { issues } = read;
   const { rate, concurrency, provider, paymentsApiUrl } = basics;
@@ -791,21 +807,23 @@ function readAllAccounts(read: EnvReader, basics: Basics): AccountConfig[] {
   if (basics.defaultKey !== undefined) {
     accounts.push(account(DEFAULT_ACCOUNT_ALIAS, basics.defaultKey, rate, concurrency));
   }
-  const listed = read.text("MONEYQ_ACCOUNTS");
-  if (listed !== undefined) {
-    accounts.push(...readAccounts(listed, read.env, issues, { rate, concurrency }));
+  const list = accountList(read);
+  const keys = readAccountKeys(read);
+  if (list !== undefined) {
+    accounts.push(...readAccounts(list, { env: read.env, keys }, issues, { rate, concurrency }));
   }
+  const listVariable = list?.variable ?? "MONEYQ_ACCOUNTS";
   const seen = new Set<string>();
   for (const a of accounts) {
     if (seen.has(a.alias))
-      issues.push({ variable: "MONEYQ_ACCOUNTS", rule: `alias "${a.alias}" is configured twice` });
+      issues.push({ variable: listVariable, rule: `alias "${a.alias}" is configured twice` });
     seen.add(a.alias);
   }
-  checkKeyPattern(provider, accounts, issues);
+  checkKeyPattern(provider, accounts, listVariable, issues);
   if (paymentsApiUrl !== undefined && accounts.length === 0 && issues.length === 0) {
     issues.push({
       variable: "PAYMENTS_API_KEY",
-      rule: "required when PAYMENTS_API_URL is set (or configure MONEYQ_ACCOUNTS)",
+      rule: "required when PAYMENTS_API_URL is set (or configure MONEYQ_ACCOUNTS or MONEYQ_ACCOUNTS_FILE)",
     });
   }
   if (paymentsApiUrl === undefined && accounts.length > 0) {
@@ -815,6 +833,73 @@ function readAllAccounts(read: EnvReader, basics: Basics): AccountConfig[] {
     });
   }
   return accounts;
+}
+
+/** A list of accounts as JSON text, and the variable it came from. */
+interface AccountList {
+  readonly variable: "MONEYQ_ACCOUNTS" | "MONEYQ_ACCOUNTS_FILE";
+  readonly text: string;
+}
+
+/**
+ * MONEYQ_ACCOUNTS, or the file MONEYQ_ACCOUNTS_FILE names (read once, here): one or the
+ * other, so that every account is listed in one place.
+ */
+function accountList(read: EnvReader): AccountList | undefined {
+  const inline = read.text("MONEYQ_ACCOUNTS");
+  const file = read.text("MONEYQ_ACCOUNTS_FILE");
+  if (file === undefined)
+    return inline === undefined ? undefined : { variable: "MONEYQ_ACCOUNTS", text: inline };
+  if (inline !== undefined) {
+    read.issues.push({
+      variable: "MONEYQ_ACCOUNTS_FILE",
+      rule: "must not be set with MONEYQ_ACCOUNTS: list the accounts in one or the other",
+    });
+    return undefined;
+  }
+  const loaded = readBoundedFile(file, MAX_ACCOUNT_FILE_MIB);
+  if ("rule" in loaded) {
+    read.issues.push({ variable: "MONEYQ_ACCOUNTS_FILE", rule: loaded.rule });
+    return undefined;
+  }
+  return { variable: "MONEYQ_ACCOUNTS_FILE", text: loaded.text };
+}
+
+/**
+ * MONEYQ_ACCOUNT_KEYS_FILE's keys by name, which accounts name by `apiKeyRef`: "unset", or
+ * "refused" when the file's problem is reported already. Its values are judged where an
+ * account names them, and never shown.
+ */
+type AccountKeys = Readonly<Record<string, unknown>> | "unset" | "refused";
+
+function readAccountKeys(read: EnvReader): AccountKeys {
+  const variable = "MONEYQ_ACCOUNT_KEYS_FILE";
+  const file = read.text(variable);
+  if (file === undefined) return "unset";
+  if (
+    read.text("MONEYQ_ACCOUNTS") === undefined &&
+    read.text("MONEYQ_ACCOUNTS_FILE") === undefined
+  ) {
+    read.issues.push({
+      variable,
+      rule: "is read only with MONEYQ_ACCOUNTS or MONEYQ_ACCOUNTS_FILE, whose accounts name its keys by apiKeyRef",
+    });
+    return "refused";
+  }
+  const loaded = readBoundedFile(file, MAX_ACCOUNT_FILE_MIB);
+  let json: unknown;
+  try {
+    json = "rule" in loaded ? undefined : JSON.parse(loaded.text);
+  } catch {
+    json = undefined;
+  }
+  if (json !== null && typeof json === "object" && !Array.isArray(json))
+    return json as Record<string, unknown>;
+  read.issues.push({
+    variable,
+    rule: "rule" in loaded ? loaded.rule : 'must be a JSON object of keys by name: {"name":"key"}',
+  });
+  return "refused";
 }
 
 /** The HTTP API: where it listens, its limits, and its tokens (over the configured accounts). */
@@ -914,6 +999,7 @@ function readProviderSandbox(
 function checkKeyPattern(
   provider: ProviderProfile,
   accounts: readonly AccountConfig[],
+  listVariable: string,
   issues: ConfigIssue[],
 ): void {
   if (provider.apiKeyPattern === undefined) return;
@@ -922,7 +1008,7 @@ function checkKeyPattern(
     if (pattern.test(a.apiKey)) continue;
     issues.push({
       variable:
-        a.alias === DEFAULT_ACCOUNT_ALIAS ? "PAYMENTS_API_KEY" : `MONEYQ_ACCOUNTS (${a.alias})`,
+        a.alias === DEFAULT_ACCOUNT_ALIAS ? "PAYMENTS_API_KEY" : `${listVariable} (${a.alias})`,
       rule: "must match the provider profile's apiKeyPattern",
     });
   }
@@ -1297,40 +1383,83 @@ export function account(
   return Object.freeze(entry);
 }
 
+/** Where an account entry's key may come from: a variable, or MONEYQ_ACCOUNT_KEYS_FILE. */
+interface KeySources {
+  readonly env: Env;
+  readonly keys: AccountKeys;
+}
+
 function readAccounts(
-  listed: string,
-  env: Env,
+  list: AccountList,
+  sources: KeySources,
   issues: ConfigIssue[],
   defaults: { rate: number; concurrency: number },
 ): AccountConfig[] {
-  const entries = readJsonList(listed, "MONEYQ_ACCOUNTS", AccountEntry, "accounts", issues);
+  const { variable } = list;
+  const entries = readJsonList(list.text, variable, AccountEntry, "accounts", issues);
   if (entries === undefined) return [];
+  let { keys } = sources;
+  const firstRef = entries.findIndex((e) => e.apiKeyRef !== undefined);
+  if (keys === "unset" && firstRef >= 0) {
+    // One missing file, said once rather than once per account.
+    issues.push({
+      variable: `${variable}[${firstRef}].apiKeyRef`,
+      rule: "names a key in MONEYQ_ACCOUNT_KEYS_FILE, which is not set",
+    });
+    keys = "refused";
+  }
   const out: AccountConfig[] = [];
   entries.forEach((entry, index) => {
-    let key = entry.apiKey;
-    if (entry.apiKeyEnv !== undefined) {
-      const value = env[entry.apiKeyEnv];
-      const where = `MONEYQ_ACCOUNTS[${index}].apiKeyEnv`;
-      if (value === undefined || value === "") {
-        issues.push({ variable: where, rule: `variable ${entry.apiKeyEnv} is not set` });
-        return;
-      }
-      if (!apiKey.safeParse(value).success) {
-        issues.push({ variable: entry.apiKeyEnv, rule: API_KEY_RULE });
-        return;
-      }
-      key = value;
-    }
+    const key = entryKey(entry, `${variable}[${index}]`, { env: sources.env, keys }, issues);
+    if (key === undefined) return;
     out.push(
       account(
         entry.alias,
-        key as string,
+        key,
         entry.ratePerSecond ?? defaults.rate,
         entry.concurrency ?? defaults.concurrency,
       ),
     );
   });
   return out;
+}
+
+/**
+ * An account entry's key, inline or from where it names; undefined (with an issue naming the
+ * entry, never the key) when that is unset or the key breaks the rule.
+ */
+function entryKey(
+  entry: z.output<typeof AccountEntry>,
+  where: string,
+  sources: KeySources,
+  issues: ConfigIssue[],
+): string | undefined {
+  if (entry.apiKey !== undefined) return entry.apiKey;
+  if (entry.apiKeyEnv !== undefined) {
+    const value = sources.env[entry.apiKeyEnv];
+    if (value === undefined || value === "") {
+      issues.push({
+        variable: `${where}.apiKeyEnv`,
+        rule: `variable ${entry.apiKeyEnv} is not set`,
+      });
+      return undefined;
+    }
+    if (apiKey.safeParse(value).success) return value;
+    issues.push({ variable: entry.apiKeyEnv, rule: API_KEY_RULE });
+    return undefined;
+  }
+  const { keys } = sources;
+  if (typeof keys === "string" || entry.apiKeyRef === undefined) return undefined;
+  const value = Object.hasOwn(keys, entry.apiKeyRef) ? keys[entry.apiKeyRef] : undefined;
+  if (typeof value === "string" && apiKey.safeParse(value).success) return value;
+  issues.push({
+    variable: `${where}.apiKeyRef`,
+    rule:
+      value === undefined
+        ? "names no key in MONEYQ_ACCOUNT_KEYS_FILE"
+        : `its key in MONEYQ_ACCOUNT_KEYS_FILE ${API_KEY_RULE}`,
+  });
+  return undefined;
 }
 
 /** OTLP over HTTP has one path per signal; a base endpoint gets the traces' path appended. */

@@ -1,5 +1,8 @@
+import { mkdirSync, mkdtempSync, rmSync, truncateSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { inspect } from "node:util";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import {
   CONFIG_DEFAULTS,
   ConfigError,
@@ -8,6 +11,7 @@ import {
   paymentRepeatsOf,
 } from "../../src/config.js";
 import { webhookSecretProblem } from "../../src/webhooks/webhook-secret.js";
+import { profileFile } from "../fixtures/provider-profiles.js";
 
 const KEY = "sk_live_CANARY_0123456789";
 const URL_V1 = "https://api.example.test/v1";
@@ -110,7 +114,7 @@ describe("loadConfig", () => {
       "a URL with no key",
       { PAYMENTS_API_URL: URL_V1 },
       "PAYMENTS_API_KEY",
-      "required when PAYMENTS_API_URL is set (or configure MONEYQ_ACCOUNTS)",
+      "required when PAYMENTS_API_URL is set (or configure MONEYQ_ACCOUNTS or MONEYQ_ACCOUNTS_FILE)",
     ],
     [
       "a key with no URL",
@@ -170,7 +174,7 @@ describe("loadConfig", () => {
         MONEYQ_ACCOUNTS: '[{"alias":"a","apiKey":"sk_live_12345678","apiKeyEnv":"X"}]',
       },
       "MONEYQ_ACCOUNTS[0]",
-      "give exactly one of apiKey or apiKeyEnv",
+      "give exactly one of apiKey, apiKeyEnv or apiKeyRef",
     ],
     [
       "an account whose key variable is unset",
@@ -534,6 +538,274 @@ describe("loadConfig", () => {
     expect(message).toContain("PAYMENTS_API_KEY");
     expect(message).toContain("MONEYQ_ACCOUNTS[0].apiKey");
     expect(message).not.toContain("CANARY");
+  });
+});
+
+describe("loadConfig: accounts from a file (MONEYQ_ACCOUNTS_FILE, MONEYQ_ACCOUNT_KEYS_FILE)", () => {
+  const dir = mkdtempSync(join(tmpdir(), "moneyq-accounts-file-"));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  let files = 0;
+  /** Writes `content` (JSON unless text) to a file of its own and returns the path. */
+  const file = (content: unknown) => {
+    const path = join(dir, `file-${++files}.json`);
+    writeFileSync(path, typeof content === "string" ? content : JSON.stringify(content));
+    return path;
+  };
+  const accountsFile = (entries: unknown, keys?: unknown) => ({
+    PAYMENTS_API_URL: URL_V1,
+    MONEYQ_ACCOUNTS_FILE: file(entries),
+    ...(keys !== undefined && { MONEYQ_ACCOUNT_KEYS_FILE: file(keys) }),
+  });
+  const KEY_RULE = "must be visible ASCII characters (0x21 to 0x7E), with no spaces";
+
+  it("reads the accounts, each key inline, by variable or by name in the keys file", () => {
+    const config = loadConfig({
+      ...accountsFile(
+        [
+          { alias: "payroll", apiKeyEnv: "PAYROLL_KEY", ratePerSecond: 10, concurrency: 2 },
+          { alias: "market", apiKey: "sk_live_market_456" },
+          { alias: "shop-1", apiKeyRef: "shop-1", ratePerSecond: 3 },
+          { alias: "shop-2", apiKeyRef: "shared.key" },
+        ],
+        { "shop-1": "sk_live_shop_1", "shared.key": "sk_live_shared", unused: "not a key at all" },
+      ),
+      PAYROLL_KEY: "sk_live_payroll_123",
+      MONEYQ_CONCURRENCY: "5",
+    });
+    expect(config.accounts.map((a) => [a.alias, a.apiKey, a.ratePerSecond, a.concurrency])).toEqual(
+      [
+        ["payroll", "sk_live_payroll_123", 10, 2],
+        ["market", "sk_live_market_456", CONFIG_DEFAULTS.MONEYQ_RATE_LIMIT_PER_SECOND, 5],
+        ["shop-1", "sk_live_shop_1", 3, 5],
+        ["shop-2", "sk_live_shared", CONFIG_DEFAULTS.MONEYQ_RATE_LIMIT_PER_SECOND, 5],
+      ],
+    );
+    expect(JSON.stringify(config)).not.toContain("sk_live_shop_1");
+    expect(inspect(config, { depth: 10 })).not.toContain("sk_live_shared");
+  });
+
+  it("takes keys by name in MONEYQ_ACCOUNTS too, and keeps aliases unique beside PAYMENTS_API_KEY", () => {
+    const config = loadConfig({
+      PAYMENTS_API_URL: URL_V1,
+      PAYMENTS_API_KEY: KEY,
+      MONEYQ_ACCOUNTS: JSON.stringify([{ alias: "payroll", apiKeyRef: "payroll" }]),
+      MONEYQ_ACCOUNT_KEYS_FILE: file({ payroll: "sk_live_payroll_123" }),
+    });
+    expect(config.accounts.map((a) => [a.alias, a.apiKey])).toEqual([
+      ["default", KEY],
+      ["payroll", "sk_live_payroll_123"],
+    ]);
+    expect(
+      issuesOf({ ...accountsFile([{ alias: "default", apiKey: "k1" }]), PAYMENTS_API_KEY: KEY }),
+    ).toEqual([{ variable: "MONEYQ_ACCOUNTS_FILE", rule: 'alias "default" is configured twice' }]);
+  });
+
+  it.each<[string, () => Record<string, string>, { variable: string; rule: string }[]]>([
+    [
+      "a file that does not exist",
+      () => ({ PAYMENTS_API_URL: URL_V1, MONEYQ_ACCOUNTS_FILE: join(dir, "none.json") }),
+      [{ variable: "MONEYQ_ACCOUNTS_FILE", rule: "cannot read the file (ENOENT)" }],
+    ],
+    [
+      "a directory",
+      () => {
+        mkdirSync(join(dir, "a-directory"), { recursive: true });
+        return { PAYMENTS_API_URL: URL_V1, MONEYQ_ACCOUNTS_FILE: join(dir, "a-directory") };
+      },
+      [{ variable: "MONEYQ_ACCOUNTS_FILE", rule: "must be the path of a regular file" }],
+    ],
+    [
+      "a file over 32 MiB",
+      () => {
+        const path = file("");
+        truncateSync(path, 32 * 1024 * 1024 + 1);
+        return { PAYMENTS_API_URL: URL_V1, MONEYQ_ACCOUNTS_FILE: path };
+      },
+      [{ variable: "MONEYQ_ACCOUNTS_FILE", rule: "must be a file of at most 32 MiB" }],
+    ],
+    [
+      "a file that is not JSON",
+      () => accountsFile('[{"alias":"a","apiKey":"sk_live_CANARY"'),
+      [{ variable: "MONEYQ_ACCOUNTS_FILE", rule: "must be valid JSON (an array of accounts)" }],
+    ],
+    [
+      "bad entries",
+      () =>
+        accountsFile([
+          { alias: "a", apiKey: "k1" },
+          { alias: "b", apiKey: "k2", concurrency: 0 },
+          { alias: "Shop C", apiKey: "k3" },
+          { alias: "d", apiKeyRef: "d", apiKeyEnv: "D_KEY" },
+          { alias: "e", apiKey: "k5", colour: "blue" },
+        ]),
+      [
+        { variable: "MONEYQ_ACCOUNTS_FILE[1].concurrency", rule: "at least 1" },
+        {
+          variable: "MONEYQ_ACCOUNTS_FILE[2].alias",
+          rule: "must be 1 to 32 lowercase letters, digits, '-' or '_', starting with a letter",
+        },
+        {
+          variable: "MONEYQ_ACCOUNTS_FILE[3]",
+          rule: "give exactly one of apiKey, apiKeyEnv or apiKeyRef",
+        },
+        { variable: "MONEYQ_ACCOUNTS_FILE[4].colour", rule: "unknown field" },
+      ],
+    ],
+    [
+      "an entry whose key variable is unset",
+      () => accountsFile([{ alias: "a", apiKeyEnv: "NOPE_KEY" }]),
+      [{ variable: "MONEYQ_ACCOUNTS_FILE[0].apiKeyEnv", rule: "variable NOPE_KEY is not set" }],
+    ],
+    [
+      "keys by name without the keys file (said once)",
+      () =>
+        accountsFile([
+          { alias: "a", apiKey: "k1" },
+          { alias: "b", apiKeyRef: "b" },
+          { alias: "c", apiKeyRef: "c" },
+        ]),
+      [
+        {
+          variable: "MONEYQ_ACCOUNTS_FILE[1].apiKeyRef",
+          rule: "names a key in MONEYQ_ACCOUNT_KEYS_FILE, which is not set",
+        },
+      ],
+    ],
+    [
+      "a name the keys file does not hold",
+      () =>
+        accountsFile(
+          [
+            { alias: "a", apiKeyRef: "a" },
+            { alias: "b", apiKeyRef: "toString" },
+          ],
+          {
+            a: "sk_live_a",
+          },
+        ),
+      [
+        {
+          variable: "MONEYQ_ACCOUNTS_FILE[1].apiKeyRef",
+          rule: "names no key in MONEYQ_ACCOUNT_KEYS_FILE",
+        },
+      ],
+    ],
+    [
+      "a keys file that is not an object of keys",
+      () => accountsFile([{ alias: "a", apiKeyRef: "a" }], ["sk_live_CANARY"]),
+      [
+        {
+          variable: "MONEYQ_ACCOUNT_KEYS_FILE",
+          rule: 'must be a JSON object of keys by name: {"name":"key"}',
+        },
+      ],
+    ],
+    [
+      "a keys file that does not exist",
+      () => ({
+        ...accountsFile([{ alias: "a", apiKeyRef: "a" }]),
+        MONEYQ_ACCOUNT_KEYS_FILE: join(dir, "none.json"),
+      }),
+      [{ variable: "MONEYQ_ACCOUNT_KEYS_FILE", rule: "cannot read the file (ENOENT)" }],
+    ],
+    [
+      "a keys file without a list of accounts",
+      () => ({
+        PAYMENTS_API_URL: URL_V1,
+        PAYMENTS_API_KEY: KEY,
+        MONEYQ_ACCOUNT_KEYS_FILE: file({}),
+      }),
+      [
+        {
+          variable: "MONEYQ_ACCOUNT_KEYS_FILE",
+          rule: "is read only with MONEYQ_ACCOUNTS or MONEYQ_ACCOUNTS_FILE, whose accounts name its keys by apiKeyRef",
+        },
+      ],
+    ],
+    [
+      "both MONEYQ_ACCOUNTS and MONEYQ_ACCOUNTS_FILE",
+      () => ({
+        ...accountsFile([{ alias: "a", apiKey: "k1" }]),
+        MONEYQ_ACCOUNTS: JSON.stringify([{ alias: "b", apiKey: "k2" }]),
+      }),
+      [
+        {
+          variable: "MONEYQ_ACCOUNTS_FILE",
+          rule: "must not be set with MONEYQ_ACCOUNTS: list the accounts in one or the other",
+        },
+      ],
+    ],
+  ])("refuses %s, naming the variable, the entry and the rule", (_, env, issues) => {
+    expect(issuesOf(env())).toEqual(issues);
+  });
+
+  it("holds every key from the files to the key rule and the profile's, never showing one", () => {
+    /** Every way a refusal may be seen: its message, its JSON and its inspection. */
+    const seen = (env: Record<string, string>) => {
+      try {
+        loadConfig(env);
+      } catch (error) {
+        return `${(error as Error).message} ${JSON.stringify(error)} ${inspect(error, { depth: 10 })}`;
+      }
+      throw new Error("expected ConfigError");
+    };
+    const inline = accountsFile([{ alias: "a", apiKey: "sk live CANARY-1" }]);
+    expect(issuesOf(inline)).toEqual([
+      { variable: "MONEYQ_ACCOUNTS_FILE[0].apiKey", rule: KEY_RULE },
+    ]);
+    const byVariable = { ...accountsFile([{ alias: "a", apiKeyEnv: "A_KEY" }]), A_KEY: "CANARY 2" };
+    expect(issuesOf(byVariable)).toEqual([{ variable: "A_KEY", rule: KEY_RULE }]);
+    const byName = accountsFile(
+      [
+        { alias: "b", apiKeyRef: "b" },
+        { alias: "c", apiKeyRef: "c" },
+        { alias: "d", apiKeyRef: "d" },
+      ],
+      { b: "sk_live_CANARY-3\t", c: "clé-CANARY-4", d: 12345678 },
+    );
+    expect(issuesOf(byName)).toEqual(
+      [0, 1, 2].map((i) => ({
+        variable: `MONEYQ_ACCOUNTS_FILE[${i}].apiKeyRef`,
+        rule: `its key in MONEYQ_ACCOUNT_KEYS_FILE ${KEY_RULE}`,
+      })),
+    );
+    const strict = profileFile({ apiKeyPattern: "^sk_(live|test)_" });
+    const loose = {
+      ...accountsFile([{ alias: "shop", apiKeyRef: "shop" }], { shop: "pk_CANARY_5" }),
+      MONEYQ_PROVIDER_PROFILE: strict,
+    };
+    expect(issuesOf(loose)).toEqual([
+      {
+        variable: "MONEYQ_ACCOUNTS_FILE (shop)",
+        rule: "must match the provider profile's apiKeyPattern",
+      },
+    ]);
+    for (const env of [inline, byVariable, byName, loose]) {
+      expect(seen(env)).not.toContain("CANARY");
+      expect(seen(env)).not.toContain("12345678");
+    }
+  });
+
+  it("reads 10,000 accounts, keys by name in one keys file", () => {
+    const count = 10_000;
+    const alias = (i: number) => `merchant-${i}`;
+    const entries = Array.from({ length: count }, (_, i) => ({
+      alias: alias(i),
+      apiKeyRef: alias(i),
+      ...(i % 2 === 0 && { ratePerSecond: 1 + (i % 97) }),
+      ...(i % 3 === 0 && { concurrency: 1 + (i % 7) }),
+    }));
+    const keys = Object.fromEntries(entries.map((_, i) => [alias(i), `sk_live_${i}_key`]));
+    const config = loadConfig(accountsFile(entries, keys));
+    expect(config.accounts).toHaveLength(count);
+    config.accounts.forEach((a, i) => {
+      expect(a.alias).toBe(alias(i));
+      expect(a.apiKey).toBe(`sk_live_${i}_key`);
+      expect(a.ratePerSecond).toBe(
+        i % 2 === 0 ? 1 + (i % 97) : CONFIG_DEFAULTS.MONEYQ_RATE_LIMIT_PER_SECOND,
+      );
+      expect(a.concurrency).toBe(i % 3 === 0 ? 1 + (i % 7) : CONFIG_DEFAULTS.MONEYQ_CONCURRENCY);
+    });
   });
 });
 

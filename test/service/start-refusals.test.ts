@@ -110,6 +110,31 @@ const CASES: Case[] = [
     rule: /must be valid JSON/,
   },
   {
+    what: "an accounts file that is not there",
+    env: () => ({
+      PAYMENTS_API_URL: "https://api.example.com/v1",
+      MONEYQ_ACCOUNTS_FILE: join(work, "missing-accounts.json"),
+    }),
+    variable: "MONEYQ_ACCOUNTS_FILE",
+    rule: /cannot read the file \(ENOENT\)/,
+  },
+  {
+    what: "an account in the accounts file whose key is not in the keys file",
+    env: () => {
+      const accounts = join(work, "accounts.json");
+      const keys = join(work, "account-keys.json");
+      writeFileSync(accounts, JSON.stringify([{ alias: "shop-1", apiKeyRef: "shop-1" }]));
+      writeFileSync(keys, JSON.stringify({ "shop-2": "sk_live_refusal_0123" }));
+      return {
+        PAYMENTS_API_URL: "https://api.example.com/v1",
+        MONEYQ_ACCOUNTS_FILE: accounts,
+        MONEYQ_ACCOUNT_KEYS_FILE: keys,
+      };
+    },
+    variable: "MONEYQ_ACCOUNTS_FILE[0].apiKeyRef",
+    rule: /names no key in MONEYQ_ACCOUNT_KEYS_FILE/,
+  },
+  {
     what: "a token of an account that is not configured",
     env: () => ({
       MONEYQ_API_TOKENS: JSON.stringify([
