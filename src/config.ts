@@ -257,6 +257,11 @@ export interface PipelineConfig {
   readonly stalledIntervalMs: number;
   /** How long shutdown waits for active jobs before handing them back. */
   readonly shutdownGraceMs: number;
+  /**
+   * Jobs in progress in one process across its accounts, shared among the busy ones (never
+   * under one each): processors/in-progress-budget.ts.
+   */
+  readonly maxJobsInProgress: number;
 }
 
 export interface WebhookConfig {
@@ -281,6 +286,7 @@ export const CONFIG_DEFAULTS = Object.freeze({
   REDIS_URL: "redis://127.0.0.1:6379",
   MONEYQ_RATE_LIMIT_PER_SECOND: 50,
   MONEYQ_CONCURRENCY: 16,
+  MONEYQ_MAX_JOBS_IN_PROGRESS: 1_024,
   MONEYQ_CONNECT_TIMEOUT_MS: 5_000,
   MONEYQ_REQUEST_TIMEOUT_MS: 30_000,
   MONEYQ_LOG_LEVEL: "info" as LogLevel,
@@ -381,6 +387,7 @@ export const KNOWN_VARIABLES = [
   "MONEYQ_METRICS_PORT",
   "MONEYQ_METRICS_CACHE_MS",
   "MONEYQ_METRICS_ACCOUNTS",
+  "MONEYQ_MAX_JOBS_IN_PROGRESS",
   "OTEL_EXPORTER_OTLP_ENDPOINT",
   "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
   "OTEL_EXPORTER_OTLP_HEADERS",
@@ -671,6 +678,7 @@ function readPipeline(read: EnvReader): PipelineConfig {
     lockDurationMs: read.int("MONEYQ_LOCK_DURATION_MS"),
     stalledIntervalMs: read.int("MONEYQ_STALLED_INTERVAL_MS"),
     shutdownGraceMs: read.int("MONEYQ_SHUTDOWN_GRACE_MS", wholeNumber),
+    maxJobsInProgress: read.int("MONEYQ_MAX_JOBS_IN_PROGRESS"),
   });
 }
 

@@ -27,6 +27,7 @@ import { Reversals } from "../results/reversals.js";
 import { type JobTracer, NO_TRACING } from "../tracing/job-tracer.js";
 import type { WebhookDeliveries } from "../webhooks/webhook-deliveries.js";
 import { type RunningWebhooks, startWebhooks } from "../webhooks/webhook-delivery.js";
+import { InProgressBudget } from "./in-progress-budget.js";
 import { createJobProcessor } from "./job-processor.js";
 import { LaneWakes, listenForLaneWakes } from "./lane-wakes.js";
 import { LockedWrites } from "./locked-writes.js";
@@ -74,6 +75,13 @@ export interface RunningWorkers {
   close(): Promise<void>;
 }
 
+/**
+ * How long an idle worker's blocking wait for a job lasts before it asks again (BullMQ's
+ * `drainDelay`, 5 s by default). An enqueue or a delayed job coming due ends the wait at once
+ * (BullMQ's marker), and closing a worker disconnects it, so a long wait delays nothing; each
+ * ask costs about ten Redis commands, per account and process.
+ */
+const IDLE_WAIT_SECONDS = 60;
 /** BullMQ's limiter must be set for `worker.rateLimit` to hold; the real limit is the RateGate's. */
 const LIMITER_CEILING = 1_000_000_000;
 
@@ -102,15 +110,7 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
     );
   const ownQueues = options.queues ? undefined : accountQueues;
   const queues = accountQueues.byAccount;
-  const metrics =
-    options.metrics ??
-    createPipelineMetrics(
-      options.registry,
-      new MetricAccounts(
-        accountList.map((a) => a.alias),
-        config.metrics.accounts,
-      ),
-    );
+  const metrics = options.metrics ?? pipelineMetricsOf(options, accountList);
   const errors =
     options.errors ?? new RepeatedErrors(logger, { count: countErrors(options.registry) });
   const ownErrors = options.errors ? undefined : errors;
@@ -170,10 +170,11 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
     ...(options.onResult && { onResult: options.onResult }),
   };
   await laneEarlierJobs(queues, connection, results.keyspace, logger);
+  const budget = new InProgressBudget(config.pipeline.maxJobsInProgress);
   const workers = new Map(
     accountList.map((account) => [
       account.alias,
-      startAccountWorker(account, deps, { ...options, errors }),
+      startAccountWorker(account, deps, { ...options, errors, budget }),
     ]),
   );
   const rechecks = startRechecks(deps, accountList, queues, resultsConnection);
@@ -203,10 +204,21 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
       wakeListener,
       rechecks,
       sweeps,
+      budget,
     }).finally(() => ownErrors?.close());
     return closing;
   };
   return { workers, queues, pauses, results, metrics, close };
+}
+
+/** The pipeline's metrics, with series of their own for the accounts config names. */
+function pipelineMetricsOf(
+  options: StartWorkersOptions,
+  accountList: readonly AccountConfig[],
+): PipelineMetrics {
+  const aliases = accountList.map((a) => a.alias);
+  const accounts = new MetricAccounts(aliases, options.config.metrics.accounts);
+  return createPipelineMetrics(options.registry, accounts);
 }
 
 /**
@@ -318,11 +330,16 @@ function startSweeps(
 function startAccountWorker(
   account: AccountConfig,
   deps: ProcessorDeps,
-  options: StartWorkersOptions & { readonly errors: RepeatedErrors },
+  options: StartWorkersOptions & {
+    readonly errors: RepeatedErrors;
+    readonly budget: InProgressBudget;
+  },
 ): Worker {
-  const { config, connection, logger } = options;
+  const { config, connection, logger, budget } = options;
   let self: Worker | undefined;
-  const processor = createJobProcessor(deps, () => self as Worker);
+  const processJob = createJobProcessor(deps, () => self as Worker);
+  const processor: typeof processJob = (job, token, signal) =>
+    budget.run(account.alias, () => processJob(job, token, signal));
   self = new Worker<JobData, void>(accountQueueName(deps.keyspace, account.alias), processor, {
     connection,
     prefix: config.redisPrefix,
@@ -330,6 +347,7 @@ function startAccountWorker(
     limiter: { max: LIMITER_CEILING, duration: 1000 },
     lockDuration: config.pipeline.lockDurationMs,
     stalledInterval: config.pipeline.stalledIntervalMs,
+    drainDelay: IDLE_WAIT_SECONDS,
     // Processing is idempotent, so a job whose worker died is simply run again.
     maxStalledCount: 1_000,
     ...(deps.tracer.telemetry && { telemetry: deps.tracer.telemetry }),
@@ -352,6 +370,7 @@ function startAccountWorker(
   worker.on("lockRenewalFailed", (jobIds) => {
     for (const jobId of jobIds) worker.cancelJob(jobId, "lock lost");
   });
+  budget.add(account.alias, worker, account.concurrency);
   return worker;
 }
 
@@ -366,6 +385,7 @@ interface Running {
   readonly wakeListener: { close(): Promise<void> };
   readonly rechecks: Rechecks;
   readonly sweeps: PeriodicSweeps | undefined;
+  readonly budget: InProgressBudget;
 }
 
 /** Stops fetching, lets active jobs finish within the grace period, hands back the rest. */
@@ -377,6 +397,7 @@ async function closeWorkers(running: Running): Promise<void> {
   // Alongside the workers, within the same grace period: a slow webhook receiver must not
   // hold the shutdown past its bound.
   const webhooksClosed = webhooks?.close(config.pipeline.shutdownGraceMs).catch(() => undefined);
+  running.budget.close();
   const graceful = Promise.allSettled([...workers.values()].map((w) => w.close()));
   const within = (ms: number) =>
     Promise.race([
