@@ -23,6 +23,8 @@ type RecheckRedis = RedisConnection & {
 
 /** A claimed re-check is another process's again after this long (a process that died). */
 const LEASE_MS = 120_000;
+/** An account with no re-check due is asked again after this at most. */
+const IDLE_ASK_MS = 60_000;
 /** Re-checks one account's claim takes at most. */
 const CLAIMED_AT_ONCE = 16;
 /** A re-check whose lookup fails is tried this many times, then passed for the next one. */
@@ -65,6 +67,8 @@ export class Rechecks {
   readonly #deps: RecheckDeps;
   readonly #redis: RecheckRedis;
   readonly #busy = new Set<string>();
+  /** An account whose last claim found nothing is asked again only from then (ms, Date.now). */
+  readonly #askFrom = new Map<string, number>();
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<unknown> = Promise.resolve();
   #closed = false;
@@ -96,15 +100,19 @@ export class Rechecks {
   /** One account's due re-checks, one at a time; a tick never overlaps the last one's. */
   async #tick(account: AccountConfig): Promise<void> {
     if (this.#busy.has(account.alias)) return;
+    if (Date.now() < (this.#askFrom.get(account.alias) ?? 0)) return;
     this.#busy.add(account.alias);
     try {
       const key = recheckKey(this.#deps.space, account.alias);
+      const now = Date.now();
       const claimed = await this.#redis.moneyqClaimRechecks(
         key,
-        String(Date.now()),
+        String(now),
         String(LEASE_MS),
         String(CLAIMED_AT_ONCE),
       );
+      if (claimed.length === 0) await this.#askLater(account.alias, key, now);
+      else this.#askFrom.delete(account.alias);
       for (const member of claimed) {
         if (this.#closed) break;
         await this.#recheck(account, key, member);
@@ -117,6 +125,20 @@ export class Rechecks {
     } finally {
       this.#busy.delete(account.alias);
     }
+  }
+
+  /**
+   * Nothing was due: the account is asked again when its earliest re-check is due, or after the
+   * first re-check delay (a re-check added meanwhile is due that long after its success), or
+   * after a minute at most (a success that already showed a reversal is due at once): an idle
+   * account then costs Redis three commands a minute, not two every tick. After a claim that
+   * found work (whose re-checks may be rescheduled sooner), it is asked again at every tick.
+   */
+  async #askLater(account: string, key: string, now: number): Promise<void> {
+    const [, earliest] = await this.#deps.connection.zrange(key, "0", "0", "WITHSCORES");
+    const first = this.#deps.afterMs[0] as number;
+    const due = earliest === undefined ? Infinity : Number(earliest);
+    this.#askFrom.set(account, Math.min(now + Math.min(first, IDLE_ASK_MS), due));
   }
 
   /** Looks one succeeded payout up again, and records what it found. */
