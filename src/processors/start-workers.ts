@@ -75,13 +75,6 @@ export interface RunningWorkers {
   close(): Promise<void>;
 }
 
-/**
- * How long an idle worker's blocking wait for a job lasts before it asks again (BullMQ's
- * `drainDelay`, 5 s by default). An enqueue or a delayed job coming due ends the wait at once
- * (BullMQ's marker), and closing a worker disconnects it, so a long wait delays nothing; each
- * ask costs about ten Redis commands, per account and process.
- */
-const IDLE_WAIT_SECONDS = 60;
 /** BullMQ's limiter must be set for `worker.rateLimit` to hold; the real limit is the RateGate's. */
 const LIMITER_CEILING = 1_000_000_000;
 
@@ -347,7 +340,6 @@ function startAccountWorker(
     limiter: { max: LIMITER_CEILING, duration: 1000 },
     lockDuration: config.pipeline.lockDurationMs,
     stalledInterval: config.pipeline.stalledIntervalMs,
-    drainDelay: IDLE_WAIT_SECONDS,
     // Processing is idempotent, so a job whose worker died is simply run again.
     maxStalledCount: 1_000,
     ...(deps.tracer.telemetry && { telemetry: deps.tracer.telemetry }),
