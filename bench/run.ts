@@ -2,7 +2,17 @@
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 
-const all = ["sandbox", "pipeline", "batch", "metrics", "lanes", "tracing", "cluster", "latency"];
+const all = [
+  "sandbox",
+  "pipeline",
+  "batch",
+  "metrics",
+  "lanes",
+  "tracing",
+  "cluster",
+  "latency",
+  "accounts",
+];
 const chosen = process.argv[2] ? [process.argv[2]] : all;
 for (const name of chosen) {
   if (!all.includes(name)) {

@@ -39,6 +39,18 @@ export class InProgressBudget {
     worker.concurrency = Math.min(concurrency, this.#share);
   }
 
+  /**
+   * Whether a job `account`'s worker just fetched fits in the account's share. It may not: a
+   * worker fetches up to its concurrency, and other accounts becoming busy meanwhile shrink
+   * the share. A job that does not fit goes back to wait before it asks for a slot, so a wave
+   * of accounts starting at once sheds what it took too much instead of holding it.
+   */
+  admits(account: string): boolean {
+    const held = this.#accounts.get(account);
+    if (held === undefined || held.inProgress === 0) return true;
+    return held.inProgress < Math.min(held.concurrency, this.#shareNow());
+  }
+
   /** Around each run of one of `account`'s jobs. */
   async run<T>(account: string, work: () => Promise<T>): Promise<T> {
     this.#change(account, 1);

@@ -28,6 +28,7 @@ import { type JobTracer, NO_TRACING } from "../tracing/job-tracer.js";
 import type { WebhookDeliveries } from "../webhooks/webhook-deliveries.js";
 import { type RunningWebhooks, startWebhooks } from "../webhooks/webhook-delivery.js";
 import { InProgressBudget } from "./in-progress-budget.js";
+import { backToWait } from "./job-moves.js";
 import { createJobProcessor } from "./job-processor.js";
 import { LaneWakes, listenForLaneWakes } from "./lane-wakes.js";
 import { LockedWrites } from "./locked-writes.js";
@@ -332,7 +333,9 @@ function startAccountWorker(
   let self: Worker | undefined;
   const processJob = createJobProcessor(deps, () => self as Worker);
   const processor: typeof processJob = (job, token, signal) =>
-    budget.run(account.alias, () => processJob(job, token, signal));
+    budget.admits(account.alias)
+      ? budget.run(account.alias, () => processJob(job, token, signal))
+      : backToWait(job, token);
   self = new Worker<JobData, void>(accountQueueName(deps.keyspace, account.alias), processor, {
     connection,
     prefix: config.redisPrefix,

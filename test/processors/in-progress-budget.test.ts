@@ -19,9 +19,14 @@ function workerOf(account: string): Worker {
 
 /** A run that lasts until `end` is called. */
 function holding(budget: InProgressBudget, account: string) {
-  let end = () => undefined as void;
+  let end: () => void = () => undefined;
   const done = budget.run(account, () => new Promise<void>((resolve) => (end = resolve)));
-  return { end: () => (end(), done) };
+  return {
+    end: () => {
+      end();
+      return done;
+    },
+  };
 }
 
 const until = async (check: () => boolean) => {
@@ -73,6 +78,26 @@ describe("the budget of jobs in progress", () => {
     expect(await budget.run("p", async () => "ran")).toBe("ran");
     await Promise.all(runs.map((r) => r.end()));
     await until(() => own.every((w) => w.concurrency === 2));
+    budget.close();
+  });
+
+  it("admits a fetched job only within the account's share, and always an account's first", async () => {
+    const budget = new InProgressBudget(4);
+    const [m, n] = [workerOf("m"), workerOf("n")];
+    budget.add("m", m, 16);
+    budget.add("n", n, 16);
+    // m alone is busy: its share is the whole budget.
+    const mRuns = [1, 2, 3].map(() => holding(budget, "m"));
+    expect(budget.admits("m")).toBe(true);
+    // n's first job always fits; then the share is 2 each, and m holds 3: its next is shed.
+    expect(budget.admits("n")).toBe(true);
+    const nRun = holding(budget, "n");
+    expect(budget.admits("m")).toBe(false);
+    expect(budget.admits("n")).toBe(true);
+    await mRuns[0]?.end();
+    await mRuns[1]?.end();
+    expect(budget.admits("m")).toBe(true);
+    await Promise.all([mRuns[2]?.end(), nRun.end()]);
     budget.close();
   });
 

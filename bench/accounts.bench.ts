@@ -1,0 +1,203 @@
+// Many accounts on one and on two worker processes (`moneyq start`, accounts from a file), the
+// sandbox in its own process and a Redis of this run's own, all on this machine: ready time,
+// idle Redis commands/s and CPU, /metrics size, then ROWS payouts per account (each a POST and
+// a confirming lookup): provider requests/s against the accounts' aggregate rate and against one
+// account alone at an unlimited rate (this run's baseline), the longest gap between results,
+// rate slots missed, error log lines. Run: npm run bench -- accounts
+// (BENCH_ACCOUNTS=1,100,1000,5000 and BENCH_PROCESSES=1,2 choose the runs).
+import { type ChildProcess, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createLogger } from "../src/logger.js";
+import type { JobInput } from "../src/queues/job-envelope.js";
+import { Producer } from "../src/queues/producer.js";
+import { createRedis, type RedisConnection } from "../src/redis/connection.js";
+import { freePort, startPrivateRedis } from "../src/redis/private-redis.js";
+import { body } from "./pipeline-run.js";
+
+const RATE = 5;
+const ROWS = 10;
+const IDLE_SECONDS = 10;
+const BIN = join(import.meta.dirname, "..", "bin", "moneyq.js");
+const counts = (name: string, fallback: string) =>
+  (process.env[name] ?? fallback).split(",").map(Number);
+
+interface Started {
+  readonly child: ChildProcess;
+  readonly url: string;
+  errorLines: number;
+}
+
+/** `moneyq <args>` with `env`; its error log lines counted. */
+function moneyq(args: string[], env: Record<string, string>): Started {
+  const child = spawn(process.execPath, [BIN, ...args], {
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const started = { child, url: `http://127.0.0.1:${env.MONEYQ_API_PORT}`, errorLines: 0 };
+  child.stdout?.on("data", (chunk: Buffer) => {
+    started.errorLines += chunk.toString().match(/"level":(50|60)/g)?.length ?? 0;
+  });
+  child.stderr?.resume();
+  return started;
+}
+
+async function sandbox(): Promise<{ child: ChildProcess; baseUrl: string; apiKey: string }> {
+  const child = spawn(process.execPath, [BIN, "sandbox", "--port", "0", "--json"], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const line = await new Promise<string>((resolve) => {
+    let out = "";
+    child.stdout?.on("data", (c: Buffer) => {
+      out += c.toString();
+      if (out.includes("\n")) resolve(out);
+    });
+  });
+  return { child, ...JSON.parse(line) };
+}
+
+async function untilReady(url: string): Promise<void> {
+  for (;;) {
+    const ok = await fetch(`${url}/readyz`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (ok) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** CPU seconds a process has used (user and system), from /proc. */
+function cpuSeconds(pid: number | undefined): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+async function commandsProcessed(redis: RedisConnection): Promise<number> {
+  return Number(/total_commands_processed:(\d+)/.exec(await redis.info("stats"))?.[1]);
+}
+
+async function scraped(url: string) {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const sum = (name: string) =>
+    text
+      .split("\n")
+      .filter((l) => l.startsWith(name))
+      .reduce((s, l) => s + Number(l.split(" ").at(-1)), 0);
+  return {
+    bytes: text.length,
+    requests: sum("moneyq_upstream_requests_total"),
+    missed: sum("moneyq_rate_slots_missed_total"),
+  };
+}
+
+/** Results on the stream until `total`; the longest gap without a new one after the first. */
+async function untilDone(redis: RedisConnection, total: number) {
+  const started = performance.now();
+  let [last, lastAt, longestGap] = [0, performance.now(), 0];
+  while (last < total) {
+    await new Promise((r) => setTimeout(r, 250));
+    const now = await redis.xlen("moneyq:results");
+    if (now > last) {
+      if (last > 0) longestGap = Math.max(longestGap, performance.now() - lastAt);
+      [last, lastAt] = [now, performance.now()];
+    }
+  }
+  return { seconds: (performance.now() - started) / 1000, longestGapS: longestGap / 1000 };
+}
+
+/** One run: `accounts` accounts at `rate` each on `processes` worker processes. */
+async function run(accounts: number, processes: number, rate: number, rows: number) {
+  const redisServer = await startPrivateRedis("redis-server", ["--maxclients", "30000"]);
+  const upstream = await sandbox();
+  const dir = await mkdtemp(join(tmpdir(), "moneyq-accounts-"));
+  const aliases = Array.from({ length: accounts }, (_, i) => `a${i}`);
+  const file = join(dir, "accounts.json");
+  const list = aliases.map((alias) => ({ alias, apiKey: upstream.apiKey, ratePerSecond: rate }));
+  await writeFile(file, JSON.stringify(list));
+  const redis = createRedis(redisServer.url, createLogger("warn"), "bench");
+  const env = {
+    PAYMENTS_API_URL: upstream.baseUrl,
+    REDIS_URL: redisServer.url,
+    MONEYQ_ACCOUNTS_FILE: file,
+    MONEYQ_LOG_LEVEL: "warn",
+  };
+  const begun = performance.now();
+  const workers: Started[] = [];
+  for (let i = 0; i < processes; i += 1)
+    workers.push(moneyq(["start"], { ...env, MONEYQ_API_PORT: String(await freePort()) }));
+  await Promise.all(workers.map((w) => untilReady(w.url)));
+  const readyS = (performance.now() - begun) / 1000;
+  await new Promise((r) => setTimeout(r, 5_000));
+  const [c0, cpu0] = [await commandsProcessed(redis), workers.map((w) => cpuSeconds(w.child.pid))];
+  await new Promise((r) => setTimeout(r, IDLE_SECONDS * 1000));
+  const idleCommands = ((await commandsProcessed(redis)) - c0) / IDLE_SECONDS;
+  const idleCpu =
+    workers.reduce((s, w, i) => s + cpuSeconds(w.child.pid) - (cpu0[i] as number), 0) /
+    IDLE_SECONDS;
+
+  const producer = new Producer({
+    connection: redis,
+    prefix: "moneyq",
+    accounts: aliases,
+    maxAttempts: 8,
+    retentionMs: 600_000,
+  });
+  const inputs = (account: string): JobInput[] =>
+    Array.from({ length: rows }, (_, i) => ({
+      kind: "payout.bank",
+      account,
+      batchId: "bench",
+      reference: `r${i}`,
+      request: { body },
+    }));
+  for (const account of aliases) await producer.enqueueMany(inputs(account));
+  const done = await untilDone(redis, accounts * rows);
+  const metrics = await Promise.all(workers.map((w) => scraped(w.url)));
+  const requests = metrics.reduce((s, m) => s + m.requests, 0);
+
+  for (const w of workers) w.child.kill("SIGTERM");
+  upstream.child.kill("SIGTERM");
+  await Promise.all(
+    [...workers.map((w) => w.child), upstream.child].map(
+      (c) => new Promise((r) => (c.exitCode === null ? c.once("exit", r) : r(undefined))),
+    ),
+  );
+  await producer.close();
+  redis.disconnect();
+  await redisServer.stop();
+  await rm(dir, { recursive: true, force: true });
+  return {
+    accounts,
+    processes,
+    readyS,
+    idleCommandsPerS: Math.round(idleCommands),
+    idleCpuPercent: Math.round(idleCpu * 100),
+    metricsKB: Math.round((metrics[0]?.bytes ?? 0) / 1000),
+    seconds: done.seconds,
+    longestGapS: done.longestGapS,
+    requestsPerS: requests / done.seconds,
+    slotsMissed: metrics.reduce((s, m) => s + m.missed, 0),
+    errorLines: workers.reduce((s, w) => s + w.errorLines, 0),
+  };
+}
+
+const baseline = await run(1, 1, 100_000, 2_000);
+console.log(
+  `one account alone at an unlimited rate: ${baseline.requestsPerS.toFixed(0)} requests/s (2,000 rows)`,
+);
+console.log(
+  "| accounts | processes | ready s | idle Redis cmd/s | idle CPU % | /metrics kB | rows done in s | longest gap s | requests/s | of aggregate rate | of one account alone | slots missed | error lines |",
+);
+console.log("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+for (const accounts of counts("BENCH_ACCOUNTS", "1,100,1000,5000")) {
+  for (const processes of counts("BENCH_PROCESSES", "1,2")) {
+    const r = await run(accounts, processes, RATE, ROWS);
+    const aggregate = r.requestsPerS / (accounts * RATE);
+    console.log(
+      `| ${accounts} | ${processes} | ${r.readyS.toFixed(1)} | ${r.idleCommandsPerS} | ${r.idleCpuPercent} | ${r.metricsKB} | ${r.seconds.toFixed(1)} | ${r.longestGapS.toFixed(1)} | ${r.requestsPerS.toFixed(0)} | ${aggregate.toFixed(2)} | ${(r.requestsPerS / baseline.requestsPerS).toFixed(2)} | ${r.slotsMissed} | ${r.errorLines} |`,
+    );
+  }
+}
