@@ -93,11 +93,20 @@ async function scraped(url: string) {
   };
 }
 
-/** Results on the stream until `total`; the longest gap without a new one after the first. */
+/** A run with no new result for this long, or not done after the bound, is reported as it stands. */
+const STALL_MS = 60_000;
+const RUN_BOUND_MS = 600_000;
+
+/**
+ * Results on the stream until `total`, until none came for STALL_MS, or until RUN_BOUND_MS:
+ * how many, how long, and the longest gap without a new one after the first.
+ */
 async function untilDone(redis: RedisConnection, total: number) {
   const started = performance.now();
   let [last, lastAt, longestGap] = [0, performance.now(), 0];
-  while (last < total) {
+  const going = () =>
+    performance.now() - lastAt < STALL_MS && performance.now() - started < RUN_BOUND_MS;
+  while (last < total && going()) {
     await new Promise((r) => setTimeout(r, 250));
     const now = await redis.xlen("moneyq:results");
     if (now > last) {
@@ -105,7 +114,8 @@ async function untilDone(redis: RedisConnection, total: number) {
       [last, lastAt] = [now, performance.now()];
     }
   }
-  return { seconds: (performance.now() - started) / 1000, longestGapS: longestGap / 1000 };
+  const longest = Math.max(longestGap, last < total ? performance.now() - lastAt : 0);
+  return { done: last, seconds: (performance.now() - started) / 1000, longestGapS: longest / 1000 };
 }
 
 /** One run: `accounts` accounts at `rate` each on `processes` worker processes. */
@@ -176,6 +186,7 @@ async function run(accounts: number, processes: number, rate: number, rows: numb
     idleCommandsPerS: Math.round(idleCommands),
     idleCpuPercent: Math.round(idleCpu * 100),
     metricsKB: Math.round((metrics[0]?.bytes ?? 0) / 1000),
+    done: done.done,
     seconds: done.seconds,
     longestGapS: done.longestGapS,
     requestsPerS: requests / done.seconds,
@@ -189,15 +200,15 @@ console.log(
   `one account alone at an unlimited rate: ${baseline.requestsPerS.toFixed(0)} requests/s (2,000 rows)`,
 );
 console.log(
-  "| accounts | processes | ready s | idle Redis cmd/s | idle CPU % | /metrics kB | rows done in s | longest gap s | requests/s | of aggregate rate | of one account alone | slots missed | error lines |",
+  "| accounts | processes | ready s | idle Redis cmd/s | idle CPU % | /metrics kB | rows done | in s | longest gap s | requests/s | of aggregate rate | of one account alone | slots missed | error lines |",
 );
-console.log("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+console.log("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
 for (const accounts of counts("BENCH_ACCOUNTS", "1,100,1000,5000")) {
   for (const processes of counts("BENCH_PROCESSES", "1,2")) {
     const r = await run(accounts, processes, RATE, ROWS);
     const aggregate = r.requestsPerS / (accounts * RATE);
     console.log(
-      `| ${accounts} | ${processes} | ${r.readyS.toFixed(1)} | ${r.idleCommandsPerS} | ${r.idleCpuPercent} | ${r.metricsKB} | ${r.seconds.toFixed(1)} | ${r.longestGapS.toFixed(1)} | ${r.requestsPerS.toFixed(0)} | ${aggregate.toFixed(2)} | ${(r.requestsPerS / baseline.requestsPerS).toFixed(2)} | ${r.slotsMissed} | ${r.errorLines} |`,
+      `| ${accounts} | ${processes} | ${r.readyS.toFixed(1)} | ${r.idleCommandsPerS} | ${r.idleCpuPercent} | ${r.metricsKB} | ${r.done} of ${accounts * ROWS} | ${r.seconds.toFixed(1)} | ${r.longestGapS.toFixed(1)} | ${r.requestsPerS.toFixed(0)} | ${aggregate.toFixed(2)} | ${(r.requestsPerS / baseline.requestsPerS).toFixed(2)} | ${r.slotsMissed} | ${r.errorLines} |`,
     );
   }
 }
