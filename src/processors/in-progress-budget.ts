@@ -16,10 +16,10 @@ interface Held {
  *
  * Every job in progress waits for a slot of its account's rate, and each asks the rate gate
  * again while it waits: held by thousands of accounts at their full concurrency, the process
- * spends its CPU on asking and misses the slots it was given (measured: past about 500 busy
- * accounts at 16 each, a process stalled for good). Fewer jobs held per account cost an
- * account nothing while its rate, not its concurrency, is what limits it; an account never
- * gets less than one, so each keeps moving however many are busy.
+ * spends its CPU on asking and misses the slots it was given (measured: 1,000 busy accounts
+ * at 16 each stalled a process for good). Fewer jobs held per account cost an account nothing
+ * while its rate, not its concurrency, is what limits it. An account never gets less than
+ * one, so thousands of busy accounts still hold thousands of jobs (docs/scaling.md).
  */
 export class InProgressBudget {
   readonly #budget: number;
@@ -27,6 +27,7 @@ export class InProgressBudget {
   #busy = 0;
   #timer: NodeJS.Timeout | undefined;
   #share: number | undefined;
+  #closed = false;
 
   constructor(budget: number) {
     this.#budget = budget;
@@ -63,6 +64,7 @@ export class InProgressBudget {
 
   /** Stops the pending rework of the shares (the workers are closing). */
   close(): void {
+    this.#closed = true;
     clearTimeout(this.#timer);
     this.#timer = undefined;
   }
@@ -74,6 +76,7 @@ export class InProgressBudget {
     held.inProgress += by;
     if ((was === 0) === (held.inProgress === 0)) return;
     this.#busy += by;
+    if (this.#closed) return;
     // A newly busy account's share can only shrink the others': rework at once when it
     // does, so the process never holds more than the budget for long; growth can wait.
     if (by === 1 && this.#shareNow() < (this.#share ?? Number.POSITIVE_INFINITY)) {
