@@ -15,7 +15,7 @@ import type { JobInput } from "../src/queues/job-envelope.js";
 import { Producer } from "../src/queues/producer.js";
 import { createRedis, type RedisConnection } from "../src/redis/connection.js";
 import { freePort, startPrivateRedis } from "../src/redis/private-redis.js";
-import { body } from "./pipeline-run.js";
+import { body, firstJsonLine } from "./pipeline-run.js";
 
 const RATE = 5;
 const ROWS = 10;
@@ -48,14 +48,8 @@ async function sandbox(): Promise<{ child: ChildProcess; baseUrl: string; apiKey
   const child = spawn(process.execPath, [BIN, "sandbox", "--port", "0", "--json"], {
     stdio: ["ignore", "pipe", "inherit"],
   });
-  const line = await new Promise<string>((resolve) => {
-    let out = "";
-    child.stdout?.on("data", (c: Buffer) => {
-      out += c.toString();
-      if (out.includes("\n")) resolve(out);
-    });
-  });
-  return { child, ...JSON.parse(line) };
+  const { baseUrl, apiKey } = await firstJsonLine(child);
+  return { child, baseUrl: baseUrl as string, apiKey: apiKey as string };
 }
 
 async function untilReady(url: string): Promise<void> {

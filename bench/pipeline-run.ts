@@ -29,6 +29,11 @@ export async function stub(delayMs: number): Promise<{ child: ChildProcess; base
       stdio: ["ignore", "pipe", "inherit"],
     },
   );
+  return { child, baseUrl: (await firstJsonLine(child)).baseUrl as string };
+}
+
+/** The first line a child process prints, as JSON: where the server it started listens. */
+export async function firstJsonLine(child: ChildProcess): Promise<Record<string, string>> {
   const line = await new Promise<string>((resolve) => {
     let out = "";
     child.stdout?.on("data", (c: Buffer) => {
@@ -36,7 +41,7 @@ export async function stub(delayMs: number): Promise<{ child: ChildProcess; base
       if (out.includes("\n")) resolve(out);
     });
   });
-  return { child, ...JSON.parse(line) };
+  return JSON.parse(line);
 }
 
 /** CPU time, in µs, the stub and Redis have used so far: both share the machine with the benchmark. */

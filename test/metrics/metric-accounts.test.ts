@@ -1,8 +1,9 @@
 import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
-import { ConfigError, loadConfig, METRICS_ACCOUNTS_UNSET_UP_TO } from "../../src/config.js";
+import { loadConfig, METRICS_ACCOUNTS_UNSET_UP_TO } from "../../src/config.js";
 import { MetricAccounts, OTHER_ACCOUNTS } from "../../src/metrics/metric-accounts.js";
 import { createPipelineMetrics } from "../../src/metrics/pipeline-metrics.js";
+import { issuesOf } from "../helpers/config-issues.js";
 
 const URL_V1 = "http://127.0.0.1:4010/v1";
 const KEY = "sk_sandbox_metrics_accounts_0001";
@@ -11,16 +12,6 @@ const KEY = "sk_sandbox_metrics_accounts_0001";
 function withAccounts(n: number, extra: Record<string, string> = {}) {
   const accounts = Array.from({ length: n }, (_, i) => ({ alias: `a${i}`, apiKey: KEY }));
   return { PAYMENTS_API_URL: URL_V1, MONEYQ_ACCOUNTS: JSON.stringify(accounts), ...extra };
-}
-
-function issuesOf(env: Record<string, string>) {
-  try {
-    loadConfig(env);
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError);
-    return [...(error as ConfigError).issues];
-  }
-  throw new Error("expected ConfigError");
 }
 
 /** A finished job of every account: the counters and histograms a job touches. */

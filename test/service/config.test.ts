@@ -12,19 +12,10 @@ import {
 } from "../../src/config.js";
 import { webhookSecretProblem } from "../../src/webhooks/webhook-secret.js";
 import { profileFile } from "../fixtures/provider-profiles.js";
+import { issuesOf } from "../helpers/config-issues.js";
 
 const KEY = "sk_live_CANARY_0123456789";
 const URL_V1 = "https://api.example.test/v1";
-
-function issuesOf(env: Record<string, string>): { variable: string; rule: string }[] {
-  try {
-    loadConfig(env);
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError);
-    return [...(error as ConfigError).issues];
-  }
-  throw new Error("expected ConfigError");
-}
 
 describe("loadConfig", () => {
   it("runs on embedded defaults with an empty environment", () => {
