@@ -1,4 +1,5 @@
 import type { Worker } from "bullmq";
+import type { RedisConnection } from "./connection.js";
 
 /**
  * What moneyq relies on of BullMQ beyond its public API, in one place. BullMQ is pinned to an
@@ -31,6 +32,12 @@ import type { Worker } from "bullmq";
  * - Stalled checks: a job found in `active` without its lock is moved to the end of the wait
  *   list (whatever its priority) with `stc` increased; moneyq reads `stc` and `atm` to know
  *   that an earlier run may have sent its request.
+ * - Markers (`markedAt`): while a queue that is not paused has jobs waiting, its
+ *   `<queueKey>:marker` sorted set holds member "0" at score 0; while it has delayed jobs, member
+ *   "1" at the next one's due time (ms). A worker's blocking wait takes them; with no worker
+ *   running they stay, so one read tells whether an account has work, and when.
+ * - The delayed set's score (`workDueAt`): a delayed job's due time (ms) times 4096, plus a
+ *   counter below 4096.
  * - Reconnection (`onReconnected`): a Worker emits `ready` once, when it first connects; its
  *   backend emits `ready` each time one of its connections is ready again after an outage.
  */
@@ -50,6 +57,8 @@ export const bullKeys = {
   wait: (queueKey: string): string => `${queueKey}:wait`,
   /** Jobs waiting for a time (zset). */
   delayed: (queueKey: string): string => `${queueKey}:delayed`,
+  /** Tells workers that jobs wait (score 0) or when the next delayed one is due (zset). */
+  marker: (queueKey: string): string => `${queueKey}:marker`,
   /** The queue's settings; exists once the queue has been opened. */
   meta: (queueKey: string): string => `${queueKey}:meta`,
   /** BullMQ 5's list of a paused queue's jobs; BullMQ 6 keeps them in the wait list. */
@@ -98,4 +107,48 @@ export const jobKeyOf = (job: JobAddress): string =>
  */
 export function onReconnected(worker: Worker, listener: () => void): void {
   worker.getBackend().on("ready", listener);
+}
+
+/** A delayed job's due time (ms) from its score in the delayed set. */
+const DELAYED_SCORE_STEP = 4096;
+
+/**
+ * When the queue's markers say it has work: `now` for jobs waiting, the next delayed job's due
+ * time (ms), or undefined for none (or a paused queue's jobs only). Reads one key.
+ */
+export async function markedAt(
+  redis: RedisConnection,
+  queueKey: string,
+  now: number,
+): Promise<number | undefined> {
+  const [, score] = await redis.zrange(bullKeys.marker(queueKey), "0", "0", "WITHSCORES");
+  if (score === undefined) return undefined;
+  return Math.max(now, Number(score));
+}
+
+/**
+ * When the queue has work, read from its jobs rather than its markers (which a worker's wait
+ * may just have taken): `now` when jobs wait in a queue not paused, else the next delayed job's
+ * due time (ms), else undefined.
+ */
+export async function workDueAt(
+  redis: RedisConnection,
+  queueKey: string,
+  now: number,
+): Promise<number | undefined> {
+  const answers = await redis
+    .pipeline()
+    .llen(bullKeys.wait(queueKey))
+    .zcard(bullKeys.prioritized(queueKey))
+    .hexists(bullKeys.meta(queueKey), "paused")
+    .zrange(bullKeys.delayed(queueKey), "0", "0", "WITHSCORES")
+    .exec();
+  const [waiting, prioritized, paused, delayed] = (answers ?? []).map(([error, value]) => {
+    if (error) throw error;
+    return value;
+  });
+  if (!paused && (Number(waiting) > 0 || Number(prioritized) > 0)) return now;
+  const score = (delayed as string[] | undefined)?.[1];
+  if (score === undefined) return undefined;
+  return Math.max(now, Math.floor(Number(score) / DELAYED_SCORE_STEP));
 }

@@ -5,8 +5,10 @@ import {
   JOB_FIELDS,
   jobKeyOf,
   lockKeyOf,
+  markedAt,
   priorityScore,
   priorityScoreRange,
+  workDueAt,
 } from "../../src/redis/bullmq-internals.js";
 import { useTestRedis } from "../helpers/redis.js";
 import { waitFor } from "../helpers/wait-until.js";
@@ -183,5 +185,35 @@ describe("BullMQ's internals as moneyq relies on them", () => {
     expect(reruns[0]?.stalled).toBe(1);
     expect(reruns[0]?.stc).toBe("1");
     expect(job.id).toBeDefined();
+  });
+
+  it("marks a queue with jobs waiting at 0 and with delayed jobs at the next one's due time", async () => {
+    const connection = redis.connect();
+    const waiting = newQueue();
+    const now = Date.now();
+    expect(await markedAt(connection, waiting.qualifiedName, now)).toBeUndefined();
+    await waiting.add("k", {});
+    expect(
+      await connection.zrange(bullKeys.marker(waiting.qualifiedName), "0", "-1", "WITHSCORES"),
+    ).toEqual(["0", "0"]);
+    expect(await markedAt(connection, waiting.qualifiedName, now)).toBe(now);
+    const delayed = newQueue();
+    const job = await delayed.add("k", {}, { delay: 60_000 });
+    const dueAt = job.timestamp + 60_000;
+    expect(await markedAt(connection, delayed.qualifiedName, now)).toBe(dueAt);
+    expect(await workDueAt(connection, delayed.qualifiedName, now)).toBe(dueAt);
+  });
+
+  it("has no marker for a paused queue's jobs, and its waiting jobs are not due", async () => {
+    const connection = redis.connect();
+    const queue = newQueue();
+    await queue.pause();
+    await queue.add("k", {});
+    const now = Date.now();
+    expect(await connection.exists(bullKeys.marker(queue.qualifiedName))).toBe(0);
+    expect(await workDueAt(connection, queue.qualifiedName, now)).toBeUndefined();
+    await queue.resume();
+    expect(await markedAt(connection, queue.qualifiedName, now)).toBe(now);
+    expect(await workDueAt(connection, queue.qualifiedName, now)).toBe(now);
   });
 });
