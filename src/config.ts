@@ -262,6 +262,11 @@ export interface PipelineConfig {
    * under one each): processors/in-progress-budget.ts.
    */
   readonly maxJobsInProgress: number;
+  /**
+   * Accounts one process runs a worker for at once: only accounts with work get one
+   * (processors/account-turns.ts), so this bounds the process's Redis connections.
+   */
+  readonly maxActiveAccounts: number;
 }
 
 export interface WebhookConfig {
@@ -287,6 +292,7 @@ export const CONFIG_DEFAULTS = Object.freeze({
   MONEYQ_RATE_LIMIT_PER_SECOND: 50,
   MONEYQ_CONCURRENCY: 16,
   MONEYQ_MAX_JOBS_IN_PROGRESS: 1_024,
+  MONEYQ_MAX_ACTIVE_ACCOUNTS: 256,
   MONEYQ_CONNECT_TIMEOUT_MS: 5_000,
   MONEYQ_REQUEST_TIMEOUT_MS: 30_000,
   MONEYQ_LOG_LEVEL: "info" as LogLevel,
@@ -388,6 +394,7 @@ export const KNOWN_VARIABLES = [
   "MONEYQ_METRICS_CACHE_MS",
   "MONEYQ_METRICS_ACCOUNTS",
   "MONEYQ_MAX_JOBS_IN_PROGRESS",
+  "MONEYQ_MAX_ACTIVE_ACCOUNTS",
   "OTEL_EXPORTER_OTLP_ENDPOINT",
   "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
   "OTEL_EXPORTER_OTLP_HEADERS",
@@ -679,6 +686,7 @@ function readPipeline(read: EnvReader): PipelineConfig {
     stalledIntervalMs: read.int("MONEYQ_STALLED_INTERVAL_MS"),
     shutdownGraceMs: read.int("MONEYQ_SHUTDOWN_GRACE_MS", wholeNumber),
     maxJobsInProgress: read.int("MONEYQ_MAX_JOBS_IN_PROGRESS"),
+    maxActiveAccounts: read.int("MONEYQ_MAX_ACTIVE_ACCOUNTS"),
   });
 }
 

@@ -5,6 +5,7 @@ import {
   batchKeys,
   type Keyspace,
   keyspace,
+  unsealedAccountsKey,
   unsealedBatchesKey,
 } from "../redis/keys.js";
 import { ABANDON_SUBMISSION } from "../redis/scripts/abandon-submission.js";
@@ -149,7 +150,7 @@ export class BatchStore {
   ): Promise<BeginOutcome> {
     const keys = this.keys(account, batchId);
     const fields = Object.entries(meta).flatMap(([field, value]) => [field, String(value)]);
-    return (await this.#redis.moneyqBeginSubmit(
+    const outcome = (await this.#redis.moneyqBeginSubmit(
       keys.meta,
       keys.submitting,
       batchIndexKey(this.keyspace, account),
@@ -161,6 +162,9 @@ export class BatchStore {
       String(Date.parse(String(meta.createdAt)) || Date.now()),
       ...fields,
     )) as BeginOutcome;
+    // After the batch is in the account's unsealed batches: see `unlistUnsealed`.
+    await this.#redis.sadd(unsealedAccountsKey(this.keyspace.prefix), account);
+    return outcome;
   }
 
   /**
@@ -217,6 +221,26 @@ export class BatchStore {
   /** The account's unsealed batches (BEGIN_BATCH_SUBMIT adds them), oldest first, `count` at most. */
   unsealed(account: string, count: number): Promise<string[]> {
     return this.#redis.zrange(unsealedBatchesKey(this.keyspace, account), 0, String(count - 1));
+  }
+
+  /** The accounts that may have unsealed batches. */
+  listedUnsealed(): Promise<string[]> {
+    return this.#redis.smembers(unsealedAccountsKey(this.keyspace.prefix));
+  }
+
+  /** Lists an account found with unsealed batches (begun by a release that did not list it). */
+  async listUnsealed(account: string): Promise<void> {
+    await this.#redis.sadd(unsealedAccountsKey(this.keyspace.prefix), account);
+  }
+
+  /**
+   * Unlists an account found without unsealed batches, unless one was begun meanwhile: `begin`
+   * lists after its batch is in place, so a batch either is seen by the read after the
+   * removal, or is listed after it.
+   */
+  async unlistUnsealed(account: string): Promise<void> {
+    await this.#redis.srem(unsealedAccountsKey(this.keyspace.prefix), account);
+    if ((await this.unsealed(account, 1)).length > 0) await this.listUnsealed(account);
   }
 
   /** Takes the batch out of its account's unsealed batches: sealed, or cancelled and cleared. */

@@ -17,6 +17,12 @@ import { SubmissionLease } from "./submission-lease.js";
 const SWEEP_BATCHES = 100;
 /** Held jobs released at once after a seal. */
 const RELEASE_CHUNK = 100;
+/**
+ * A sweep reads only the accounts listed as having unsealed batches, but every this many
+ * passes (and the first) reads every account's: batches begun by an earlier release, or
+ * whose listing failed, are found and listed then.
+ */
+const FULL_PASS_EVERY = 60;
 /** Report lines whose job is looked for in one pipeline. */
 const EXISTS_CHUNK = 1_000;
 
@@ -54,6 +60,7 @@ type KeyedLine = ReportLine & { readonly idempotencyKey: string };
 export class UnsealedBatches {
   readonly #options: UnsealedBatchesOptions;
   readonly #redis: RedisConnection;
+  #passes = 0;
 
   constructor(options: UnsealedBatchesOptions) {
     this.#options = options;
@@ -89,9 +96,18 @@ export class UnsealedBatches {
    */
   async sweep(accounts: readonly string[]): Promise<number> {
     const { store } = this.#options;
+    const full = this.#passes % FULL_PASS_EVERY === 0;
+    this.#passes += 1;
+    const listed = full ? accounts : await this.#listed(accounts);
     let cleared = 0;
-    for (const account of accounts) {
-      for (const batchId of await store.unsealed(account, SWEEP_BATCHES)) {
+    for (const account of listed) {
+      const unsealed = await store.unsealed(account, SWEEP_BATCHES);
+      if (unsealed.length === 0) {
+        if (!full) await store.unlistUnsealed(account);
+        continue;
+      }
+      if (full) await store.listUnsealed(account);
+      for (const batchId of unsealed) {
         const [state, sealBy] = await this.#redis.hmget(
           store.keys(account, batchId).meta,
           "state",
@@ -107,6 +123,12 @@ export class UnsealedBatches {
       }
     }
     return cleared;
+  }
+
+  /** The accounts of `accounts` listed as having unsealed batches. */
+  async #listed(accounts: readonly string[]): Promise<string[]> {
+    const mine = new Set(accounts);
+    return (await this.#options.store.listedUnsealed()).filter((a) => mine.has(a));
   }
 
   /**

@@ -40,6 +40,14 @@ export class InProgressBudget {
     worker.concurrency = Math.min(concurrency, this.#share);
   }
 
+  /** Takes `account`'s worker out of the budget (it has closed, with nothing in progress). */
+  remove(account: string): void {
+    const held = this.#accounts.get(account);
+    if (held === undefined) return;
+    this.#accounts.delete(account);
+    if (held.inProgress > 0) this.#busy -= 1;
+  }
+
   /**
    * Whether a job `account`'s worker just fetched fits in the account's share. It may not: a
    * worker fetches up to its concurrency, and other accounts becoming busy meanwhile shrink

@@ -7,6 +7,7 @@ import type { Logger } from "../logger.js";
 import { countErrors } from "../metrics/error-metrics.js";
 import { MetricAccounts } from "../metrics/metric-accounts.js";
 import { createPipelineMetrics, type PipelineMetrics } from "../metrics/pipeline-metrics.js";
+import { reportTurns } from "../metrics/turn-metrics.js";
 import { LaneHolds } from "../outflow/lane-holds.js";
 import type { ProviderAdapter } from "../provider/adapter.js";
 import { AccountPauses } from "../queues/account-pauses.js";
@@ -27,6 +28,7 @@ import { Reversals } from "../results/reversals.js";
 import { type JobTracer, NO_TRACING } from "../tracing/job-tracer.js";
 import type { WebhookDeliveries } from "../webhooks/webhook-deliveries.js";
 import { type RunningWebhooks, startWebhooks } from "../webhooks/webhook-delivery.js";
+import { AccountTurns } from "./account-turns.js";
 import { InProgressBudget } from "./in-progress-budget.js";
 import { backToWait } from "./job-moves.js";
 import { createJobProcessor } from "./job-processor.js";
@@ -67,7 +69,10 @@ export interface StartWorkersOptions {
 }
 
 export interface RunningWorkers {
+  /** The workers running now: only accounts with work have one (a live view). */
   readonly workers: ReadonlyMap<string, Worker>;
+  /** Whether the workers serve: taking turns, and each worker of an account served running. */
+  isRunning(): boolean;
   readonly queues: ReadonlyMap<string, Queue>;
   readonly pauses: AccountPauses;
   readonly results: ResultsStore;
@@ -82,7 +87,10 @@ const LIMITER_CEILING = 1_000_000_000;
 /** After the grace period and the end of every request, how long active jobs get to be handed back. */
 const HAND_BACK_MS = 2_000;
 
-/** Starts one worker per account, all of them processing through the same pipeline. */
+/**
+ * Serves the accounts, a worker for each account with work (processors/account-turns.ts), all
+ * processing through the same pipeline.
+ */
 export async function startWorkers(options: StartWorkersOptions): Promise<RunningWorkers> {
   const { config, connection, logger } = options;
   const baseUrl = options.paymentsApiUrl ?? config.paymentsApiUrl;
@@ -165,12 +173,8 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
   };
   await laneEarlierJobs(queues, connection, results.keyspace, logger);
   const budget = new InProgressBudget(config.pipeline.maxJobsInProgress);
-  const workers = new Map(
-    accountList.map((account) => [
-      account.alias,
-      startAccountWorker(account, deps, { ...options, errors, budget }),
-    ]),
-  );
+  const turns = startTurns(deps, queues, { ...options, errors, budget });
+  const unreport = reportTurns(options.registry, turns);
   const rechecks = startRechecks(deps, accountList, queues, resultsConnection);
   const sweeps = startSweeps(
     config,
@@ -190,7 +194,7 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
     closing ??= closeWorkers({
       config,
       logger,
-      workers,
+      turns,
       clients,
       ownQueues,
       webhooks,
@@ -199,10 +203,14 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
       rechecks,
       sweeps,
       budget,
-    }).finally(() => ownErrors?.close());
+    }).finally(() => {
+      ownErrors?.close();
+      unreport();
+    });
     return closing;
   };
-  return { workers, queues, pauses, results, metrics, close };
+  const isRunning = () => turns.isRunning();
+  return { workers: turns.workers, isRunning, queues, pauses, results, metrics, close };
 }
 
 /** The pipeline's metrics, with series of their own for the accounts config names. */
@@ -320,6 +328,30 @@ function startSweeps(
   return sweeps;
 }
 
+/** The accounts' turns: a worker, under the budget, for each account with work. */
+function startTurns(
+  deps: ProcessorDeps,
+  queues: ReadonlyMap<string, Queue>,
+  options: StartWorkersOptions & {
+    readonly errors: RepeatedErrors;
+    readonly budget: InProgressBudget;
+  },
+): AccountTurns {
+  const { config, budget } = options;
+  const turns: AccountTurns = new AccountTurns({
+    connection: options.connection,
+    prefix: config.redisPrefix,
+    queueKeys: new Map([...queues].map(([alias, q]) => [alias, q.qualifiedName])),
+    maxActive: config.pipeline.maxActiveAccounts,
+    open: (alias) =>
+      startAccountWorker(deps.accounts.get(alias) as AccountConfig, deps, { ...options, turns }),
+    closed: (alias) => budget.remove(alias),
+    errors: options.errors,
+  });
+  turns.start();
+  return turns;
+}
+
 /** The BullMQ worker of one account's queue. */
 function startAccountWorker(
   account: AccountConfig,
@@ -327,15 +359,18 @@ function startAccountWorker(
   options: StartWorkersOptions & {
     readonly errors: RepeatedErrors;
     readonly budget: InProgressBudget;
+    readonly turns: AccountTurns;
   },
 ): Worker {
-  const { config, connection, logger, budget } = options;
+  const { config, connection, logger, budget, turns } = options;
   let self: Worker | undefined;
   const processJob = createJobProcessor(deps, () => self as Worker);
   const processor: typeof processJob = (job, token, signal) =>
-    budget.admits(account.alias)
-      ? budget.run(account.alias, () => processJob(job, token, signal))
-      : backToWait(job, token);
+    turns.around(account.alias, () =>
+      budget.admits(account.alias)
+        ? budget.run(account.alias, () => processJob(job, token, signal))
+        : backToWait(job, token),
+    );
   self = new Worker<JobData, void>(accountQueueName(deps.keyspace, account.alias), processor, {
     connection,
     prefix: config.redisPrefix,
@@ -372,7 +407,7 @@ function startAccountWorker(
 interface Running {
   readonly config: Config;
   readonly logger: Logger;
-  readonly workers: ReadonlyMap<string, Worker>;
+  readonly turns: AccountTurns;
   readonly clients: ReadonlyMap<string, PaymentsClient>;
   readonly ownQueues: AccountQueues | undefined;
   readonly webhooks: RunningWebhooks | undefined;
@@ -385,15 +420,16 @@ interface Running {
 
 /** Stops fetching, lets active jobs finish within the grace period, hands back the rest. */
 async function closeWorkers(running: Running): Promise<void> {
-  const { config, logger, workers, clients, ownQueues, webhooks, resultsConnection, wakeListener } =
+  const { config, logger, turns, clients, ownQueues, webhooks, resultsConnection, wakeListener } =
     running;
+  await turns.stop();
   const rechecksClosed = running.rechecks.close();
   const sweepsClosed = running.sweeps?.close();
   // Alongside the workers, within the same grace period: a slow webhook receiver must not
   // hold the shutdown past its bound.
   const webhooksClosed = webhooks?.close(config.pipeline.shutdownGraceMs).catch(() => undefined);
   running.budget.close();
-  const graceful = Promise.allSettled([...workers.values()].map((w) => w.close()));
+  const graceful = Promise.allSettled([...turns.workers.values()].map((w) => w.close()));
   const within = (ms: number) =>
     Promise.race([
       graceful.then(() => false),
@@ -411,6 +447,7 @@ async function closeWorkers(running: Running): Promise<void> {
     await Promise.allSettled([...clients.values()].map((c) => c.destroy()));
     await within(HAND_BACK_MS);
   }
+  await turns.release();
   await webhooksClosed;
   await rechecksClosed;
   await sweepsClosed;

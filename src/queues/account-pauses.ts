@@ -8,6 +8,7 @@ import {
   rateKeys,
 } from "../redis/keys.js";
 import { ReplicaWaits } from "../redis/replica-waits.js";
+import { WorkDue } from "./work-due.js";
 
 /** Who paused an account: an operator, or moneyq when the provider refused its key. */
 export type PauseCause = "operator" | "key_refused";
@@ -30,9 +31,11 @@ export class AccountPauses {
   readonly #space: Keyspace;
   readonly #queues: ReadonlyMap<string, Queue>;
   readonly #replicas: ReplicaWaits;
+  readonly #due: WorkDue;
 
   constructor(redis: RedisConnection, prefix: string, queues: ReadonlyMap<string, Queue>) {
     this.#redis = redis;
+    this.#due = new WorkDue(redis, prefix);
     this.#space = keyspace(prefix, redis.isCluster);
     this.#queues = queues;
     this.#replicas = new ReplicaWaits(redis, this.#space);
@@ -51,6 +54,7 @@ export class AccountPauses {
     const queue = this.#queue(account);
     await this.#redis.del(accountPauseKey(this.#space, account));
     await queue.resume();
+    await this.#due.ring(account);
   }
 
   /** The configured accounts that are paused. */

@@ -3,6 +3,7 @@ import type { RedisConnection } from "../redis/connection.js";
 import { type Keyspace, keyspace } from "../redis/keys.js";
 import { closeOnceReady } from "./close-queue.js";
 import { accountQueueName } from "./queue-names.js";
+import { WorkDue } from "./work-due.js";
 
 /**
  * The BullMQ queue of each account, opened once on one connection and shared by everything
@@ -13,6 +14,8 @@ export class AccountQueues {
   readonly #space: Keyspace;
   readonly #telemetry: Telemetry | undefined;
   readonly #queues = new Map<string, Queue>();
+  /** Rung by whoever gives an account work through these queues. */
+  readonly due: WorkDue;
 
   /**
    * Opens the queues of `accounts` now; any other account's on its first use. `telemetry`:
@@ -27,6 +30,7 @@ export class AccountQueues {
     this.#connection = connection;
     this.#space = keyspace(prefix, connection.isCluster);
     this.#telemetry = telemetry;
+    this.due = new WorkDue(connection, prefix);
     for (const account of accounts) this.get(account);
   }
 

@@ -12,6 +12,7 @@ import { jobIdFor } from "./idempotency-key.js";
 import type { JobData, JobState } from "./job-data.js";
 import { LANE_PRIORITY } from "./lanes.js";
 import { ReplayConflictError } from "./replay-conflict-error.js";
+import { WorkDue } from "./work-due.js";
 
 export interface DeadLetter {
   readonly jobId: string;
@@ -185,6 +186,7 @@ export class DeadLetters {
   async #retry(job: Job<JobData>): Promise<void> {
     try {
       await job.retry("failed");
+      await new WorkDue(this.#connection, this.#prefix).ring(job.data.envelope.account);
     } catch (error) {
       const state = await job.getState().catch(() => "unknown");
       if (state === "failed") throw error;

@@ -337,6 +337,10 @@ export class Producer {
           ),
         );
         await this.repeats.record(list);
+        await this.#queues.due.ring(
+          account,
+          Date.now() + Math.min(...options.map((o) => o.delay ?? 0)),
+        );
         if (delayMs === 0 && holds.size === 0)
           await this.#wakeFor(
             account,
@@ -502,7 +506,9 @@ export class Producer {
     if (job === undefined) return false;
     if (options.unlessRun && mayHaveBeenSent(job, (job.data as JobData | undefined)?.state))
       return false;
-    return runFromDelayed(job, delayMs);
+    const moved = await runFromDelayed(job, delayMs);
+    if (moved) await this.#queues.due.ring(account, Date.now() + delayMs);
+    return moved;
   }
 
   /** Closes the queues this producer opened (not the connection, nor shared queues). Safe to call twice. */

@@ -102,6 +102,14 @@ export function unsealedBatchesKey(space: Keyspace, account: string): string {
   return `${space.prefix}:batch-unsealed:${accountTag(space, account)}`;
 }
 
+/**
+ * The accounts that may have unsealed batches (a set): listed after a batch is begun, unlisted
+ * by the sweep once the account has none, so that the sweep reads only theirs.
+ */
+export function unsealedAccountsKey(prefix: string): string {
+  return `${prefix}:batch-unsealed-accounts`;
+}
+
 /** An account's batches, newest last: a sorted set of batch ids by creation time (ms). */
 export function batchIndexKey(space: Keyspace, account: string): string {
   return `${space.prefix}:batch-index:${accountTag(space, account)}`;
@@ -206,6 +214,16 @@ export function lanePassKey(space: Keyspace, account: string): string {
 /** The pub/sub channel on which producers tell workers that urgent jobs wait (not a key). */
 export function laneWakeChannel(prefix: string): string {
   return `${prefix}:lane-wake`;
+}
+
+/**
+ * Which accounts have work, and which are being served (src/processors/account-turns.ts): two
+ * sorted sets of account aliases, `due` scored by when the account's work is due (ms) and
+ * `held` by when its holder's lease ends (ms). One hash tag, so one script reads both on a
+ * cluster.
+ */
+export function turnKeys(prefix: string): { readonly due: string; readonly held: string } {
+  return { due: `${prefix}:{turns}:due`, held: `${prefix}:{turns}:held` };
 }
 
 /**

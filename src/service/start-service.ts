@@ -413,7 +413,7 @@ async function startServiceApi(
         return {
           redis: written.ok,
           ...(!written.ok && { redisProblem: written.code }),
-          workers: workers ? [...workers.workers.values()].every((w) => w.isRunning()) : undefined,
+          workers: workers ? workers.isRunning() : undefined,
           shuttingDown: runtime.isShuttingDown(),
         };
       },

@@ -186,3 +186,18 @@ describe("BatchStore: the batch state machine", () => {
     expect(batchRowOf(keyspace(prefix), alone)).toBeUndefined();
   });
 });
+
+describe("BatchStore: the accounts listed as having unsealed batches", () => {
+  it("lists an account when a batch begins, and unlists it once it has none", async () => {
+    const { store } = open("listed");
+    expect(await store.listedUnsealed()).toEqual([]);
+    await begin(store, "u1", 1);
+    expect(await store.listedUnsealed()).toEqual([ACCOUNT]);
+    await store.unlistUnsealed(ACCOUNT);
+    // Still unsealed: unlisting reads the batches again and lists it back.
+    expect(await store.listedUnsealed()).toEqual([ACCOUNT]);
+    await store.forgetUnsealed(ACCOUNT, "u1");
+    await store.unlistUnsealed(ACCOUNT);
+    expect(await store.listedUnsealed()).toEqual([]);
+  });
+});

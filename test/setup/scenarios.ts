@@ -26,5 +26,6 @@ export const SCENARIO_FILES = [
   "test/provider/independent-provider.test.ts",
   "test/service/redis-at-start.test.ts",
   "test/service/redis-out-of-memory.test.ts",
+  "test/service/shared-accounts.test.ts",
   "test/service/worker-processes.test.ts",
 ] as const;

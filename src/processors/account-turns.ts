@@ -1,0 +1,277 @@
+import type { Worker } from "bullmq";
+import { WorkDue } from "../queues/work-due.js";
+import { markedAt, workDueAt } from "../redis/bullmq-internals.js";
+import type { RedisConnection } from "../redis/connection.js";
+import { turnKeys } from "../redis/keys.js";
+import type { RepeatedErrors } from "../redis/repeated-errors.js";
+import { CLAIM_TURNS } from "../redis/scripts/claim-turns.js";
+import { defineScripts } from "../redis/scripts/script.js";
+
+/** How often turns are taken, let go and handed over. */
+const TICK_MS = 500;
+/** How long a turn is held without renewal: a dead process's accounts are served again after it. */
+export const TURN_LEASE_MS = 15_000;
+/** How often the turns held are renewed. */
+const RENEW_MS = TURN_LEASE_MS / 3;
+/** An account with nothing in progress this long, and nothing due sooner, gives up its turn... */
+const IDLE_MS = 5_000;
+/** ...or this long while other accounts wait for a turn. */
+const IDLE_WHILE_OTHERS_WAIT_MS = 500;
+/** While other accounts wait, an account holding its turn longer than this hands it over. */
+const TURN_MS = 30_000;
+/** Due accounts the claim looks through at most, served or not. */
+const CLAIM_SCAN = 2_000;
+/** Each idle account's queue is read once per this many ms per configured account... */
+const POLL_MS_PER_ACCOUNT = 60;
+/** ...but no more often than every second, and at least every minute. */
+const POLL_BOUNDS_MS = [1_000, 60_000] as const;
+/** Idle accounts read side by side. */
+const POLL_CHUNK = 200;
+
+interface Turn {
+  readonly worker: Worker;
+  readonly since: number;
+  inProgress: number;
+  lastActive: number;
+  /** Set while the turn is being given up. */
+  leaving?: Promise<void>;
+}
+
+export interface AccountTurnsOptions {
+  readonly connection: RedisConnection;
+  readonly prefix: string;
+  /** This process's accounts, and each one's BullMQ queue key. */
+  readonly queueKeys: ReadonlyMap<string, string>;
+  /** How many accounts this process serves at once (MONEYQ_MAX_ACTIVE_ACCOUNTS). */
+  readonly maxActive: number;
+  /** Starts the account's worker. */
+  readonly open: (account: string) => Worker;
+  /** After the account's worker has closed. */
+  readonly closed: (account: string) => void;
+  readonly errors: RepeatedErrors;
+}
+
+/**
+ * Runs a worker only for the accounts that have work, at most `maxActive` at once per process,
+ * each held under a lease in Redis so that processes share the accounts out (docs/scaling.md).
+ *
+ * Whoever gives an account work rings (queues/work-due.ts); a process with room takes the turns
+ * of the accounts due longest, runs their workers, renews their leases, and gives a turn up
+ * once the account has nothing in progress and nothing due soon (ringing again for its next
+ * delayed job). A process that dies stops renewing: its accounts are due again once their
+ * leases end. While accounts wait for a turn, one held longer than TURN_MS is handed over, so
+ * an account with a long backlog does not keep the others out. Idle accounts cost one read of
+ * their queue per poll, which catches work that was never rung for.
+ */
+export class AccountTurns {
+  readonly #options: AccountTurnsOptions;
+  readonly #keys: { readonly due: string; readonly held: string };
+  readonly #due: WorkDue;
+  readonly #turns = new Map<string, Turn>();
+  readonly #workers = new Map<string, Worker>();
+  readonly #pollMs: number;
+  #timer: NodeJS.Timeout | undefined;
+  #ticking: Promise<void> = Promise.resolve();
+  #renewedAt = 0;
+  #polledAt = 0;
+  /** Due accounts nobody served, at the last claim. */
+  #waiting = 0;
+  #stopped = false;
+
+  constructor(options: AccountTurnsOptions) {
+    this.#options = options;
+    this.#keys = turnKeys(options.prefix);
+    this.#due = new WorkDue(options.connection, options.prefix);
+    const perAccount = options.queueKeys.size * POLL_MS_PER_ACCOUNT;
+    this.#pollMs = Math.min(POLL_BOUNDS_MS[1], Math.max(POLL_BOUNDS_MS[0], perAccount));
+    defineScripts(options.connection, CLAIM_TURNS);
+  }
+
+  /** Accounts with work that no process served, at the last claim. */
+  waiting(): number {
+    return this.#waiting;
+  }
+
+  /** Accounts this process runs a worker for now. */
+  served(): number {
+    return this.#workers.size;
+  }
+
+  /** Taking turns, and every worker of a turn not being given up is running. */
+  isRunning(): boolean {
+    if (this.#timer === undefined || this.#stopped) return false;
+    return [...this.#turns.values()].every((t) => t.leaving !== undefined || t.worker.isRunning());
+  }
+
+  /** The workers running now, by account (a live view). */
+  get workers(): ReadonlyMap<string, Worker> {
+    return this.#workers;
+  }
+
+  start(): void {
+    if (this.#timer !== undefined || this.#stopped) return;
+    this.#timer = setInterval(() => {
+      this.#ticking = this.#ticking.then(() => this.#tick());
+    }, TICK_MS);
+    this.#ticking = this.#tick();
+  }
+
+  /** Around each run of one of `account`'s jobs: a turn with a job in progress is not idle. */
+  async around<T>(account: string, work: () => Promise<T>): Promise<T> {
+    const turn = this.#turns.get(account);
+    if (turn) turn.inProgress += 1;
+    try {
+      return await work();
+    } finally {
+      if (turn) {
+        turn.inProgress -= 1;
+        turn.lastActive = Date.now();
+      }
+    }
+  }
+
+  /** Takes no more turns. Idempotent. The workers are closed by the caller, then `release`. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+    await this.#ticking;
+  }
+
+  /** Gives up every turn, ringing for each account's work left. Once the workers have closed. */
+  async release(): Promise<void> {
+    await Promise.allSettled([...this.#turns.values()].map((t) => t.leaving));
+    await Promise.allSettled([...this.#turns.keys()].map((account) => this.#giveUp(account)));
+  }
+
+  async #tick(): Promise<void> {
+    if (this.#stopped) return;
+    try {
+      const now = Date.now();
+      this.#letIdleGo(now);
+      if (now - this.#renewedAt >= RENEW_MS) await this.#renew(now);
+      await this.#claim(now);
+      if (now - this.#polledAt >= this.#pollMs) await this.#poll(now);
+    } catch (error) {
+      this.#options.errors.report("turns", "account turns not taken", error as Error);
+    }
+  }
+
+  /** Accounts with nothing in progress for IDLE_MS: given up unless work is due soon. */
+  #letIdleGo(now: number): void {
+    const idleMs = this.#waiting > 0 ? IDLE_WHILE_OTHERS_WAIT_MS : IDLE_MS;
+    for (const [account, turn] of this.#turns) {
+      if (turn.leaving || turn.inProgress > 0 || now - turn.lastActive < idleMs) continue;
+      turn.lastActive = now;
+      const queueKey = this.#options.queueKeys.get(account) as string;
+      workDueAt(this.#options.connection, queueKey, now).then(
+        (at) => {
+          if (at === undefined || at - now > IDLE_MS) this.#leave(account, turn);
+        },
+        (error: Error) => this.#options.errors.report("turns", "idle check failed", error),
+      );
+    }
+  }
+
+  /** Closes the account's worker, then gives up its turn. */
+  #leave(account: string, turn: Turn): void {
+    if (turn.leaving || this.#stopped) return;
+    turn.leaving = turn.worker
+      .close()
+      .catch(() => undefined)
+      .then(() => {
+        this.#workers.delete(account);
+        this.#options.closed(account);
+        return this.#giveUp(account);
+      })
+      .catch((error: Error) => this.#options.errors.report("turns", "turn not given up", error));
+  }
+
+  /** Ends the account's turn and rings for its work left, if any. */
+  async #giveUp(account: string): Promise<void> {
+    const now = Date.now();
+    const queueKey = this.#options.queueKeys.get(account) as string;
+    const at = await workDueAt(this.#options.connection, queueKey, now);
+    this.#turns.delete(account);
+    const release = this.#options.connection.multi().zrem(this.#keys.held, account);
+    if (at !== undefined) release.zadd(this.#keys.due, "LT", at, account);
+    await release.exec();
+  }
+
+  async #renew(now: number): Promise<void> {
+    this.#renewedAt = now;
+    const held = [...this.#turns.keys()];
+    for (let i = 0; i < held.length; i += 500) {
+      const args = held.slice(i, i + 500).flatMap((a) => [now + TURN_LEASE_MS, a]);
+      await this.#options.connection.zadd(this.#keys.held, "GT", ...args);
+    }
+  }
+
+  /** Takes the turns there is room for; while accounts wait and there is none, hands one over. */
+  async #claim(now: number): Promise<void> {
+    const room = Math.max(0, this.#options.maxActive - this.#turns.size);
+    const answer = (await (this.#options.connection as unknown as ClaimTurns).moneyqClaimTurns(
+      this.#keys.due,
+      this.#keys.held,
+      now,
+      now + TURN_LEASE_MS,
+      room,
+      CLAIM_SCAN,
+    )) as [number, ...string[]];
+    const [waiting, ...taken] = answer;
+    this.#waiting = Number(waiting);
+    for (const account of taken) this.#take(account, now);
+    if (this.#waiting > 0 && room === 0) this.#handOver(now);
+  }
+
+  #take(account: string, now: number): void {
+    if (this.#turns.has(account)) return; // its lease had lapsed: held again, renewed with the rest
+    if (!this.#options.queueKeys.has(account)) {
+      // Not this process's account (processes configured apart): back in line for its own.
+      this.#options.connection
+        .multi()
+        .zrem(this.#keys.held, account)
+        .zadd(this.#keys.due, "LT", now, account)
+        .exec()
+        .catch((error: Error) =>
+          this.#options.errors.report("turns", "turn not handed back", error),
+        );
+      return;
+    }
+    const worker = this.#options.open(account);
+    this.#turns.set(account, { worker, since: now, inProgress: 0, lastActive: now });
+    this.#workers.set(account, worker);
+  }
+
+  /** The turn held longest, if held past TURN_MS, goes to the back of the line. */
+  #handOver(now: number): void {
+    let longest: [string, Turn] | undefined;
+    for (const entry of this.#turns)
+      if (!entry[1].leaving && (!longest || entry[1].since < longest[1].since)) longest = entry;
+    if (longest && now - longest[1].since >= TURN_MS) this.#leave(...longest);
+  }
+
+  /**
+   * Rings for the idle accounts whose queues say they have work (work nobody rang for). The
+   * first poll reads the jobs themselves: a worker that stopped before this process started
+   * (an earlier release's) may have taken the markers of jobs it never ran. Later ones read
+   * the markers only, one command an account.
+   */
+  async #poll(now: number): Promise<void> {
+    const first = this.#polledAt === 0;
+    this.#polledAt = now;
+    const read = first ? workDueAt : markedAt;
+    const idle = [...this.#options.queueKeys].filter(([account]) => !this.#turns.has(account));
+    for (let i = 0; i < idle.length; i += POLL_CHUNK)
+      await Promise.all(
+        idle.slice(i, i + POLL_CHUNK).map(async ([account, queueKey]) => {
+          const at = await read(this.#options.connection, queueKey, now);
+          if (at !== undefined) await this.#due.ring(account, at);
+        }),
+      );
+  }
+}
+
+interface ClaimTurns {
+  moneyqClaimTurns(...args: (string | number)[]): Promise<unknown>;
+}

@@ -1,0 +1,29 @@
+import type { RedisConnection } from "../redis/connection.js";
+import { turnKeys } from "../redis/keys.js";
+
+/**
+ * Tells the worker processes that an account has work, and from when: workers run only for
+ * accounts with work (src/processors/account-turns.ts). Whoever enqueues, resumes or releases
+ * an account's jobs rings, after the jobs are in place. A ring that is lost (Redis away) only
+ * delays: the workers also read each idle account's queue now and then.
+ */
+export class WorkDue {
+  readonly #redis: RedisConnection;
+  readonly #due: string;
+
+  constructor(redis: RedisConnection, prefix: string) {
+    this.#redis = redis;
+    this.#due = turnKeys(prefix).due;
+  }
+
+  /**
+   * The account has work due at `at` (ms; default now), or earlier if already told so. Never
+   * throws: the work is in place whether or not the ring is heard; false when it was not.
+   */
+  async ring(account: string, at = Date.now()): Promise<boolean> {
+    return this.#redis.zadd(this.#due, "LT", at, account).then(
+      () => true,
+      () => false,
+    );
+  }
+}
