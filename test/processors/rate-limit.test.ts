@@ -7,6 +7,7 @@ import { payoutBatch } from "../fixtures/batches.js";
 import { exitOf, spawnCli, spawnWorker } from "../helpers/cli.js";
 import { useTestRedis } from "../helpers/redis.js";
 import { call } from "../helpers/sandbox.js";
+import { shareTurn } from "../helpers/shared-turn.js";
 import { waitUntil } from "../helpers/wait-until.js";
 
 const RATE = 40;
@@ -65,6 +66,10 @@ describe("the per-account rate limit", () => {
       retentionMs: config.pipeline.retentionMs,
     });
     await producer.enqueueMany(payoutBatch("rate", JOBS, "limited"));
+    const urls = workers.map((w) => w.metricsUrl);
+    expect(await shareTurn(connection, config.redisPrefix, "limited", urls), "both serve").toBe(
+      true,
+    );
     await waitUntil(
       async () =>
         (await connection.xlen(

@@ -8,6 +8,7 @@ import { exitOf, spawnWorker } from "../helpers/cli.js";
 import { type DelayProxy, startDelayProxy } from "../helpers/delay-proxy.js";
 import { useTestRedis } from "../helpers/redis.js";
 import { useSandboxProcess } from "../helpers/sandbox-process.js";
+import { shareTurn } from "../helpers/shared-turn.js";
 import { maxInAnySecond } from "../helpers/sliding-window.js";
 import { waitUntil } from "../helpers/wait-until.js";
 
@@ -58,6 +59,8 @@ describe(`a Redis ${REPLY_DELAY_MS} ms away`, () => {
     });
     const rows = payoutBatch("far-redis", ROWS, "far");
     await producer.enqueueMany(rows);
+    const urls = workers.map((w) => w.metricsUrl);
+    expect(await shareTurn(connection, redis.prefix, "far", urls), "both serve").toBe(true);
     const stream = resultsStreamKey(keyspace(redis.prefix, connection.isCluster), "far");
     await waitUntil(
       async () => (await connection.xlen(stream)) >= ROWS,

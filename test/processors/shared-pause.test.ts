@@ -8,6 +8,7 @@ import { payoutBatch } from "../fixtures/batches.js";
 import { exitOf, spawnWorker } from "../helpers/cli.js";
 import { useTestRedis } from "../helpers/redis.js";
 import { useSandboxProcess } from "../helpers/sandbox-process.js";
+import { shareTurn } from "../helpers/shared-turn.js";
 import { waitUntil } from "../helpers/wait-until.js";
 
 // moneyq may send 10 a second; the provider allows 8 and answers the ninth 429 with
@@ -51,6 +52,8 @@ describe("a 429 with Retry-After pauses the account everywhere", () => {
       retentionMs: 3_600_000,
     });
     await producer.enqueueMany(payoutBatch("pause", JOBS, "paused"));
+    const urls = workers.map((w) => w.metricsUrl);
+    expect(await shareTurn(connection, redis.prefix, "paused", urls), "both serve").toBe(true);
     await waitUntil(
       async () =>
         (await connection.xlen(
