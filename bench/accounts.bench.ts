@@ -4,7 +4,7 @@
 // a confirming lookup): provider requests/s against the accounts' aggregate rate and against one
 // account alone at an unlimited rate (this run's baseline), the longest gap between results,
 // rate slots missed, error log lines. Run: npm run bench -- accounts
-// (BENCH_ACCOUNTS=1,100,1000,5000 and BENCH_PROCESSES=1,2 choose the runs).
+// (BENCH_ACCOUNTS=1,100,1000,5000 and BENCH_PROCESSES=1,2 choose the runs, BENCH_ROWS=10 the rows).
 import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -18,8 +18,8 @@ import { freePort, startPrivateRedis } from "../src/redis/private-redis.js";
 import { body, firstJsonLine } from "./pipeline-run.js";
 
 const RATE = 5;
-const ROWS = 10;
-const IDLE_SECONDS = 10;
+const ROWS = Number(process.env.BENCH_ROWS ?? 10);
+const IDLE_SECONDS = 30;
 const BIN = join(import.meta.dirname, "..", "bin", "moneyq.js");
 const counts = (name: string, fallback: string) =>
   (process.env[name] ?? fallback).split(",").map(Number);
@@ -67,6 +67,11 @@ async function untilReady(url: string): Promise<void> {
 function cpuSeconds(pid: number | undefined): number {
   const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
   return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** Clients connected to Redis now, this benchmark's own among them. */
+async function clientsConnected(redis: RedisConnection): Promise<number> {
+  return Number(/connected_clients:(\d+)/.exec(await redis.info("clients"))?.[1]);
 }
 
 async function commandsProcessed(redis: RedisConnection): Promise<number> {
@@ -138,6 +143,7 @@ async function run(accounts: number, processes: number, rate: number, rows: numb
   const [c0, cpu0] = [await commandsProcessed(redis), workers.map((w) => cpuSeconds(w.child.pid))];
   await new Promise((r) => setTimeout(r, IDLE_SECONDS * 1000));
   const idleCommands = ((await commandsProcessed(redis)) - c0) / IDLE_SECONDS;
+  const idleClients = await clientsConnected(redis);
   const idleCpu =
     workers.reduce((s, w, i) => s + cpuSeconds(w.child.pid) - (cpu0[i] as number), 0) /
     IDLE_SECONDS;
@@ -157,8 +163,18 @@ async function run(accounts: number, processes: number, rate: number, rows: numb
       reference: `r${i}`,
       request: { body },
     }));
+  let busyClients = 0;
+  const sampling = setInterval(() => {
+    clientsConnected(redis).then(
+      (n) => {
+        busyClients = Math.max(busyClients, n);
+      },
+      () => undefined,
+    );
+  }, 1_000);
   for (const account of aliases) await producer.enqueueMany(inputs(account));
   const done = await untilDone(redis, accounts * rows);
+  clearInterval(sampling);
   const metrics = await Promise.all(workers.map((w) => scraped(w.url)));
   const requests = metrics.reduce((s, m) => s + m.requests, 0);
 
@@ -179,6 +195,8 @@ async function run(accounts: number, processes: number, rate: number, rows: numb
     readyS,
     idleCommandsPerS: Math.round(idleCommands),
     idleCpuPercent: Math.round(idleCpu * 100),
+    idleClients,
+    busyClients,
     metricsKB: Math.round((metrics[0]?.bytes ?? 0) / 1000),
     done: done.done,
     seconds: done.seconds,
@@ -194,15 +212,15 @@ console.log(
   `one account alone at an unlimited rate: ${baseline.requestsPerS.toFixed(0)} requests/s (2,000 rows)`,
 );
 console.log(
-  "| accounts | processes | ready s | idle Redis cmd/s | idle CPU % | /metrics kB | rows done | in s | longest gap s | requests/s | of aggregate rate | of one account alone | slots missed | error lines |",
+  "| accounts | processes | ready s | idle Redis cmd/s | idle CPU % | Redis clients idle / busy | /metrics kB | rows done | in s | longest gap s | requests/s | of aggregate rate | of one account alone | slots missed | error lines |",
 );
-console.log("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+console.log("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
 for (const accounts of counts("BENCH_ACCOUNTS", "1,100,1000,5000")) {
   for (const processes of counts("BENCH_PROCESSES", "1,2")) {
     const r = await run(accounts, processes, RATE, ROWS);
     const aggregate = r.requestsPerS / (accounts * RATE);
     console.log(
-      `| ${accounts} | ${processes} | ${r.readyS.toFixed(1)} | ${r.idleCommandsPerS} | ${r.idleCpuPercent} | ${r.metricsKB} | ${r.done} of ${accounts * ROWS} | ${r.seconds.toFixed(1)} | ${r.longestGapS.toFixed(1)} | ${r.requestsPerS.toFixed(0)} | ${aggregate.toFixed(2)} | ${(r.requestsPerS / baseline.requestsPerS).toFixed(2)} | ${r.slotsMissed} | ${r.errorLines} |`,
+      `| ${accounts} | ${processes} | ${r.readyS.toFixed(1)} | ${r.idleCommandsPerS} | ${r.idleCpuPercent} | ${r.idleClients} / ${r.busyClients} | ${r.metricsKB} | ${r.done} of ${accounts * ROWS} | ${r.seconds.toFixed(1)} | ${r.longestGapS.toFixed(1)} | ${r.requestsPerS.toFixed(0)} | ${aggregate.toFixed(2)} | ${(r.requestsPerS / baseline.requestsPerS).toFixed(2)} | ${r.slotsMissed} | ${r.errorLines} |`,
     );
   }
 }
