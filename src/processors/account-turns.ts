@@ -76,6 +76,7 @@ export class AccountTurns {
   #polledAt = 0;
   /** Due accounts nobody served, at the last claim. */
   #waiting = 0;
+  #wakePending = false;
   #stopped = false;
 
   constructor(options: AccountTurnsOptions) {
@@ -114,6 +115,16 @@ export class AccountTurns {
       this.#ticking = this.#ticking.then(() => this.#tick());
     }, TICK_MS);
     this.#ticking = this.#tick();
+  }
+
+  /** Looks for turns now (an account was rung for work due now), unless a look is pending. */
+  wake(): void {
+    if (this.#wakePending || this.#timer === undefined) return;
+    this.#wakePending = true;
+    this.#ticking = this.#ticking.then(() => {
+      this.#wakePending = false;
+      return this.#tick();
+    });
   }
 
   /** Around each run of one of `account`'s jobs: a turn with a job in progress is not idle. */
@@ -161,6 +172,9 @@ export class AccountTurns {
   #letIdleGo(now: number): void {
     const idleMs = this.#waiting > 0 ? IDLE_WHILE_OTHERS_WAIT_MS : IDLE_MS;
     for (const [account, turn] of this.#turns) {
+      // A worker whose loop ended (an error it could not get past) gives its turn up: the
+      // account is rung for its work and a new worker takes it.
+      if (!turn.leaving && !turn.worker.isRunning()) this.#leave(account, turn);
       if (turn.leaving || turn.inProgress > 0 || now - turn.lastActive < idleMs) continue;
       turn.lastActive = now;
       const queueKey = this.#options.queueKeys.get(account) as string;
@@ -187,12 +201,16 @@ export class AccountTurns {
       .catch((error: Error) => this.#options.errors.report("turns", "turn not given up", error));
   }
 
-  /** Ends the account's turn and rings for its work left, if any. */
+  /**
+   * Ends the account's turn and rings for its work left, if any. No longer renewed from the
+   * start, so a lease this fails to end lapses by itself; work it fails to read is rung for
+   * now (whoever takes the turn finds out).
+   */
   async #giveUp(account: string): Promise<void> {
+    this.#turns.delete(account);
     const now = Date.now();
     const queueKey = this.#options.queueKeys.get(account) as string;
-    const at = await workDueAt(this.#options.connection, queueKey, now);
-    this.#turns.delete(account);
+    const at = await workDueAt(this.#options.connection, queueKey, now).catch(() => now);
     const release = this.#options.connection.multi().zrem(this.#keys.held, account);
     if (at !== undefined) release.zadd(this.#keys.due, "LT", at, account);
     await release.exec();

@@ -19,7 +19,7 @@ interface Held {
  * spends its CPU on asking and misses the slots it was given (measured: 1,000 busy accounts
  * at 16 each stalled a process for good). Fewer jobs held per account cost an account nothing
  * while its rate, not its concurrency, is what limits it. An account never gets less than
- * one, so thousands of busy accounts still hold thousands of jobs (docs/scaling.md).
+ * one; the accounts taking turns (account-turns.ts) bound how many are busy in a process.
  */
 export class InProgressBudget {
   readonly #budget: number;

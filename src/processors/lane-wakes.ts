@@ -2,7 +2,7 @@ import type { Logger } from "../logger.js";
 import { parseLaneWake } from "../queues/lanes.js";
 import { closeRedis } from "../redis/close.js";
 import type { RedisConnection } from "../redis/connection.js";
-import { laneWakeChannel } from "../redis/keys.js";
+import { laneWakeChannel, turnWakeChannel } from "../redis/keys.js";
 
 /**
  * Bulk requests waiting at the rate gate for their account's next free slot, woken early when
@@ -52,22 +52,25 @@ export class LaneWakes {
 
 /**
  * Subscribes `subscriber` (a connection of its own, closed with the listener) to the wake
- * messages of `prefix`, without waiting: the workers start even while Redis is away, and
- * ioredis subscribes again after a reconnection. Waking is only a shortcut, so a subscription
- * that fails is logged and the workers go on as without it.
+ * messages of `prefix`, lanes' and turns' (`turnWake`: an account was rung for work due now),
+ * without waiting: the workers start even while Redis is away, and ioredis subscribes again
+ * after a reconnection. Waking is only a shortcut, so a subscription that fails is logged and
+ * the workers go on as without it.
  */
-export function listenForLaneWakes(
+export function listenForWakes(
   subscriber: RedisConnection,
   prefix: string,
-  wakes: LaneWakes,
+  wakes: { readonly lanes: LaneWakes; readonly turns: () => void },
   logger: Logger,
 ): { close(): Promise<void> } {
   const channel = laneWakeChannel(prefix);
+  const turnChannel = turnWakeChannel(prefix);
   subscriber.on("message", (from: string, message: string) => {
+    if (from === turnChannel) return wakes.turns();
     const wake = from === channel ? parseLaneWake(message) : undefined;
-    if (wake) wakes.wake(wake.account, wake.count);
+    if (wake) wakes.lanes.wake(wake.account, wake.count);
   });
-  subscriber.subscribe(channel).catch((error: Error) => {
+  subscriber.subscribe(channel, turnChannel).catch((error: Error) => {
     logger.warn({ err: error.message }, "urgent jobs wait for the next poll: no lane wakes");
   });
   return { close: () => closeRedis(subscriber) };

@@ -32,7 +32,7 @@ import { AccountTurns } from "./account-turns.js";
 import { InProgressBudget } from "./in-progress-budget.js";
 import { backToWait } from "./job-moves.js";
 import { createJobProcessor } from "./job-processor.js";
-import { LaneWakes, listenForLaneWakes } from "./lane-wakes.js";
+import { LaneWakes, listenForWakes } from "./lane-wakes.js";
 import { LockedWrites } from "./locked-writes.js";
 import { PeriodicSweeps } from "./periodic-sweeps.js";
 import type { ProcessorDeps } from "./processor-deps.js";
@@ -130,10 +130,11 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
   const gate = new RateGate(connection, config.redisPrefix, config.pipeline.rateWindowMarginMs);
   const writes = new LockedWrites(connection);
   const wakes = new LaneWakes();
-  const wakeListener = listenForLaneWakes(
-    watchRedisErrors(duplicateConnection(connection), logger, "lane wakes"),
+  let turns: AccountTurns | undefined;
+  const wakeListener = listenForWakes(
+    watchRedisErrors(duplicateConnection(connection), logger, "wakes"),
     config.redisPrefix,
-    wakes,
+    { lanes: wakes, turns: () => turns?.wake() },
     logger,
   );
 
@@ -173,7 +174,7 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
   };
   await laneEarlierJobs(queues, connection, results.keyspace, logger);
   const budget = new InProgressBudget(config.pipeline.maxJobsInProgress);
-  const turns = startTurns(deps, queues, { ...options, errors, budget });
+  turns = startTurns(deps, queues, { ...options, errors, budget });
   const unreport = reportTurns(options.registry, turns);
   const rechecks = startRechecks(deps, accountList, queues, resultsConnection);
   const sweeps = startSweeps(

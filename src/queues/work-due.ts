@@ -1,5 +1,5 @@
 import type { RedisConnection } from "../redis/connection.js";
-import { turnKeys } from "../redis/keys.js";
+import { turnKeys, turnWakeChannel } from "../redis/keys.js";
 
 /**
  * Tells the worker processes that an account has work, and from when: workers run only for
@@ -10,10 +10,12 @@ import { turnKeys } from "../redis/keys.js";
 export class WorkDue {
   readonly #redis: RedisConnection;
   readonly #due: string;
+  readonly #wake: string;
 
   constructor(redis: RedisConnection, prefix: string) {
     this.#redis = redis;
     this.#due = turnKeys(prefix).due;
+    this.#wake = turnWakeChannel(prefix);
   }
 
   /**
@@ -21,9 +23,13 @@ export class WorkDue {
    * throws: the work is in place whether or not the ring is heard; false when it was not.
    */
   async ring(account: string, at = Date.now()): Promise<boolean> {
-    return this.#redis.zadd(this.#due, "LT", at, account).then(
-      () => true,
-      () => false,
-    );
+    try {
+      await this.#redis.zadd(this.#due, "LT", at, account);
+    } catch {
+      return false;
+    }
+    // Work due now is taken at once rather than at the next look (half a second at most).
+    if (at <= Date.now()) await this.#redis.publish(this.#wake, account).catch(() => undefined);
+    return true;
   }
 }

@@ -226,6 +226,11 @@ export function turnKeys(prefix: string): { readonly due: string; readonly held:
   return { due: `${prefix}:{turns}:due`, held: `${prefix}:{turns}:held` };
 }
 
+/** The pub/sub channel on which a ring tells worker processes to look for turns now (not a key). */
+export function turnWakeChannel(prefix: string): string {
+  return `${prefix}:turn-wake`;
+}
+
 /**
  * The webhook endpoint's state, a hash: `goneAt` (ms) and `url` (a digest of the URL that
  * answered 410 Gone) while deliveries are stopped; absent otherwise.

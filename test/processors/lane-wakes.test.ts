@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { createLogger } from "../../src/logger.js";
-import { LaneWakes, listenForLaneWakes } from "../../src/processors/lane-wakes.js";
+import { LaneWakes, listenForWakes } from "../../src/processors/lane-wakes.js";
 import type { JobInput } from "../../src/queues/job-envelope.js";
 import { laneWakeMessage, parseLaneWake } from "../../src/queues/lanes.js";
 import { Producer } from "../../src/queues/producer.js";
@@ -78,7 +78,14 @@ describe("a producer that enqueues urgent jobs", () => {
     const prefix = `${redis.prefix}:wake`;
     const connection = redis.connect();
     const wakes = new LaneWakes();
-    opened.push(listenForLaneWakes(redis.connect(), prefix, wakes, createLogger("silent")));
+    opened.push(
+      listenForWakes(
+        redis.connect(),
+        prefix,
+        { lanes: wakes, turns: () => undefined },
+        createLogger("silent"),
+      ),
+    );
     await waitUntil(
       async () => {
         const [, subscribers] = (await connection.pubsub("NUMSUB", laneWakeChannel(prefix))) as [

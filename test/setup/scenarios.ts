@@ -22,6 +22,7 @@ export const SCENARIO_FILES = [
   "test/processors/redis-latency.test.ts",
   "test/processors/repeated-keys-fault-batch.test.ts",
   "test/processors/shared-pause.test.ts",
+  "test/processors/storm-isolation.test.ts",
   "test/provider/dialect-fault-batch.test.ts",
   "test/provider/independent-provider.test.ts",
   "test/service/redis-at-start.test.ts",
