@@ -4,7 +4,9 @@
 // a confirming lookup): provider requests/s against the accounts' aggregate rate and against one
 // account alone at an unlimited rate (this run's baseline), the longest gap between results,
 // rate slots missed, error log lines. Run: npm run bench -- accounts
-// (BENCH_ACCOUNTS=1,100,1000,5000 and BENCH_PROCESSES=1,2 choose the runs, BENCH_ROWS=10 the rows).
+// (BENCH_ACCOUNTS=1,100,1000,5000 and BENCH_PROCESSES=1,2 choose the runs, BENCH_ROWS=10 the rows;
+// BENCH_KILL=1 kills one of two processes once a third of the rows are done). Provider requests
+// are counted at the sandbox, and every row is checked paid once (results and ledger).
 import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -19,6 +21,7 @@ import { body, firstJsonLine } from "./pipeline-run.js";
 
 const RATE = 5;
 const ROWS = Number(process.env.BENCH_ROWS ?? 10);
+const KILL = process.env.BENCH_KILL === "1";
 const IDLE_SECONDS = 30;
 const BIN = join(import.meta.dirname, "..", "bin", "moneyq.js");
 const counts = (name: string, fallback: string) =>
@@ -44,12 +47,57 @@ function moneyq(args: string[], env: Record<string, string>): Started {
   return started;
 }
 
-async function sandbox(): Promise<{ child: ChildProcess; baseUrl: string; apiKey: string }> {
+interface Upstream {
+  readonly child: ChildProcess;
+  readonly baseUrl: string;
+  readonly controlUrl: string;
+  readonly apiKey: string;
+}
+
+async function sandbox(): Promise<Upstream> {
   const child = spawn(process.execPath, [BIN, "sandbox", "--port", "0", "--json"], {
     stdio: ["ignore", "pipe", "inherit"],
   });
-  const { baseUrl, apiKey } = await firstJsonLine(child);
-  return { child, baseUrl: baseUrl as string, apiKey: apiKey as string };
+  const { baseUrl, controlUrl, apiKey } = await firstJsonLine(child);
+  return {
+    child,
+    baseUrl: baseUrl as string,
+    controlUrl: controlUrl as string,
+    apiKey: apiKey as string,
+  };
+}
+
+/** Requests the sandbox received, every account's. */
+async function providerRequests(upstream: Upstream): Promise<number> {
+  const log = (await (await fetch(`${upstream.controlUrl}/requests`)).json()) as {
+    data: { requests: unknown[] };
+  };
+  return log.data.requests.length;
+}
+
+/**
+ * Whether every row was paid once: jobs with more than one result on the stream, and
+ * idempotency keys with more than one effect in the sandbox's ledger.
+ */
+async function paidOnce(redis: RedisConnection, upstream: Upstream) {
+  const perJob = new Map<string, number>();
+  for (const [, fields] of await redis.xrange("moneyq:results", "-", "+")) {
+    const jobId = (JSON.parse(fields[1] as string) as { jobId: string }).jobId;
+    perJob.set(jobId, (perJob.get(jobId) ?? 0) + 1);
+  }
+  const ledger = (await (await fetch(`${upstream.controlUrl}/ledger`)).json()) as {
+    data: { entries: { idempotencyKey: string | null; effectId: string | null }[] };
+  };
+  const effects = new Map<string, Set<string>>();
+  for (const e of ledger.data.entries) {
+    if (e.idempotencyKey === null || e.effectId === null) continue;
+    effects.set(e.idempotencyKey, (effects.get(e.idempotencyKey) ?? new Set()).add(e.effectId));
+  }
+  return {
+    jobsWithResults: perJob.size,
+    resultsRepeated: [...perJob.values()].filter((n) => n > 1).length,
+    keysPaidTwice: [...effects.values()].filter((set) => set.size > 1).length,
+  };
 }
 
 async function untilReady(url: string): Promise<void> {
@@ -100,8 +148,13 @@ const RUN_BOUND_MS = 600_000;
  * Results on the stream until `total`, until none came for STALL_MS, or until RUN_BOUND_MS:
  * how many, how long, and the longest gap without a new one after the first.
  */
-async function untilDone(redis: RedisConnection, total: number) {
+async function untilDone(
+  redis: RedisConnection,
+  total: number,
+  atThird?: () => void,
+): Promise<{ done: number; seconds: number; longestGapS: number }> {
   const started = performance.now();
+  let third = atThird;
   let [last, lastAt, longestGap] = [0, performance.now(), 0];
   const going = () =>
     performance.now() - lastAt < STALL_MS && performance.now() - started < RUN_BOUND_MS;
@@ -111,6 +164,10 @@ async function untilDone(redis: RedisConnection, total: number) {
     if (now > last) {
       if (last > 0) longestGap = Math.max(longestGap, performance.now() - lastAt);
       [last, lastAt] = [now, performance.now()];
+    }
+    if (third && last >= total / 3) {
+      third();
+      third = undefined;
     }
   }
   const longest = Math.max(longestGap, last < total ? performance.now() - lastAt : 0);
@@ -173,10 +230,14 @@ async function run(accounts: number, processes: number, rate: number, rows: numb
     );
   }, 1_000);
   for (const account of aliases) await producer.enqueueMany(inputs(account));
-  const done = await untilDone(redis, accounts * rows);
+  // BENCH_KILL: one of two processes killed once a third of the rows are done.
+  const killed = KILL && processes > 1 ? workers[0] : undefined;
+  const done = await untilDone(redis, accounts * rows, () => killed?.child.kill("SIGKILL"));
   clearInterval(sampling);
-  const metrics = await Promise.all(workers.map((w) => scraped(w.url)));
-  const requests = metrics.reduce((s, m) => s + m.requests, 0);
+  const live = workers.filter((w) => w !== killed);
+  const metrics = await Promise.all(live.map((w) => scraped(w.url)));
+  const requests = await providerRequests(upstream);
+  const paid = await paidOnce(redis, upstream);
 
   for (const w of workers) w.child.kill("SIGTERM");
   upstream.child.kill("SIGTERM");
@@ -203,6 +264,7 @@ async function run(accounts: number, processes: number, rate: number, rows: numb
     longestGapS: done.longestGapS,
     requestsPerS: requests / done.seconds,
     slotsMissed: metrics.reduce((s, m) => s + m.missed, 0),
+    ...paid,
     errorLines: workers.reduce((s, w) => s + w.errorLines, 0),
   };
 }
@@ -212,15 +274,17 @@ console.log(
   `one account alone at an unlimited rate: ${baseline.requestsPerS.toFixed(0)} requests/s (2,000 rows)`,
 );
 console.log(
-  "| accounts | processes | ready s | idle Redis cmd/s | idle CPU % | Redis clients idle / busy | /metrics kB | rows done | in s | longest gap s | requests/s | of aggregate rate | of one account alone | slots missed | error lines |",
+  "| accounts | processes | ready s | idle Redis cmd/s | idle CPU % | Redis clients idle / busy | /metrics kB | rows done | in s | longest gap s | requests/s | of aggregate rate | of one account alone | slots missed | error lines | rows with a result | results repeated | keys paid twice |",
 );
-console.log("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+console.log(
+  "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+);
 for (const accounts of counts("BENCH_ACCOUNTS", "1,100,1000,5000")) {
   for (const processes of counts("BENCH_PROCESSES", "1,2")) {
     const r = await run(accounts, processes, RATE, ROWS);
     const aggregate = r.requestsPerS / (accounts * RATE);
     console.log(
-      `| ${accounts} | ${processes} | ${r.readyS.toFixed(1)} | ${r.idleCommandsPerS} | ${r.idleCpuPercent} | ${r.idleClients} / ${r.busyClients} | ${r.metricsKB} | ${r.done} of ${accounts * ROWS} | ${r.seconds.toFixed(1)} | ${r.longestGapS.toFixed(1)} | ${r.requestsPerS.toFixed(0)} | ${aggregate.toFixed(2)} | ${(r.requestsPerS / baseline.requestsPerS).toFixed(2)} | ${r.slotsMissed} | ${r.errorLines} |`,
+      `| ${accounts} | ${processes} | ${r.readyS.toFixed(1)} | ${r.idleCommandsPerS} | ${r.idleCpuPercent} | ${r.idleClients} / ${r.busyClients} | ${r.metricsKB} | ${r.done} of ${accounts * ROWS} | ${r.seconds.toFixed(1)} | ${r.longestGapS.toFixed(1)} | ${r.requestsPerS.toFixed(0)} | ${aggregate.toFixed(2)} | ${(r.requestsPerS / baseline.requestsPerS).toFixed(2)} | ${r.slotsMissed} | ${r.errorLines} | ${r.jobsWithResults} | ${r.resultsRepeated} | ${r.keysPaidTwice} |`,
     );
   }
 }

@@ -162,8 +162,9 @@ export class BatchStore {
       String(Date.parse(String(meta.createdAt)) || Date.now()),
       ...fields,
     )) as BeginOutcome;
-    // After the batch is in the account's unsealed batches: see `unlistUnsealed`.
-    await this.#redis.sadd(unsealedAccountsKey(this.keyspace.prefix), account);
+    // After the batch is in the account's unsealed batches: see `unlistUnsealed`. A listing
+    // that fails only waits for the sweep's next pass over every account.
+    await this.listUnsealed(account).catch(() => undefined);
     return outcome;
   }
 

@@ -4,7 +4,7 @@ import { markedAt, workDueAt } from "../redis/bullmq-internals.js";
 import type { RedisConnection } from "../redis/connection.js";
 import { turnKeys } from "../redis/keys.js";
 import type { RepeatedErrors } from "../redis/repeated-errors.js";
-import { CLAIM_TURNS } from "../redis/scripts/claim-turns.js";
+import { CLAIM_TURNS, RELEASE_TURN } from "../redis/scripts/claim-turns.js";
 import { defineScripts } from "../redis/scripts/script.js";
 
 /** How often turns are taken, let go and handed over. */
@@ -27,6 +27,16 @@ const POLL_MS_PER_ACCOUNT = 60;
 const POLL_BOUNDS_MS = [1_000, 60_000] as const;
 /** Idle accounts read side by side. */
 const POLL_CHUNK = 200;
+/**
+ * Every this many polls (and the first, until it succeeds) reads idle accounts' jobs rather
+ * than their markers: a worker that stopped outside this process (an earlier release's, in a
+ * rolling deploy) may have taken the markers of jobs it never ran.
+ */
+const FULL_POLL_EVERY = 10;
+/** An account this process is not configured for, taken by mistake, is due again this much later. */
+const NOT_MINE_BACKOFF_MS = 5_000;
+/** How long closing waits for a look for turns under way (one held up by a Redis away). */
+const STOP_WAIT_MS = 2_000;
 
 interface Turn {
   readonly worker: Worker;
@@ -65,18 +75,20 @@ export interface AccountTurnsOptions {
  */
 export class AccountTurns {
   readonly #options: AccountTurnsOptions;
-  readonly #keys: { readonly due: string; readonly held: string };
+  readonly #keys: { readonly due: string; readonly held: string; readonly rung: string };
   readonly #due: WorkDue;
   readonly #turns = new Map<string, Turn>();
   readonly #workers = new Map<string, Worker>();
   readonly #pollMs: number;
   #timer: NodeJS.Timeout | undefined;
   #ticking: Promise<void> = Promise.resolve();
+  #inFlight = false;
+  #again = false;
   #renewedAt = 0;
   #polledAt = 0;
+  #polls = 0;
   /** Due accounts nobody served, at the last claim. */
   #waiting = 0;
-  #wakePending = false;
   #stopped = false;
 
   constructor(options: AccountTurnsOptions) {
@@ -85,7 +97,7 @@ export class AccountTurns {
     this.#due = new WorkDue(options.connection, options.prefix);
     const perAccount = options.queueKeys.size * POLL_MS_PER_ACCOUNT;
     this.#pollMs = Math.min(POLL_BOUNDS_MS[1], Math.max(POLL_BOUNDS_MS[0], perAccount));
-    defineScripts(options.connection, CLAIM_TURNS);
+    defineScripts(options.connection, CLAIM_TURNS, RELEASE_TURN);
   }
 
   /** Accounts with work that no process served, at the last claim. */
@@ -111,20 +123,13 @@ export class AccountTurns {
 
   start(): void {
     if (this.#timer !== undefined || this.#stopped) return;
-    this.#timer = setInterval(() => {
-      this.#ticking = this.#ticking.then(() => this.#tick());
-    }, TICK_MS);
-    this.#ticking = this.#tick();
+    this.#timer = setInterval(() => this.#look(), TICK_MS);
+    this.#look();
   }
 
-  /** Looks for turns now (an account was rung for work due now), unless a look is pending. */
+  /** Looks for turns now (an account was rung for work due now). */
   wake(): void {
-    if (this.#wakePending || this.#timer === undefined) return;
-    this.#wakePending = true;
-    this.#ticking = this.#ticking.then(() => {
-      this.#wakePending = false;
-      return this.#tick();
-    });
+    if (this.#timer !== undefined) this.#look();
   }
 
   /** Around each run of one of `account`'s jobs: a turn with a job in progress is not idle. */
@@ -141,12 +146,18 @@ export class AccountTurns {
     }
   }
 
-  /** Takes no more turns. Idempotent. The workers are closed by the caller, then `release`. */
+  /**
+   * Takes no more turns. Idempotent. A look under way is waited for, but not for long: with
+   * Redis away it would hold the shutdown. The workers are closed by the caller, then `release`.
+   */
   async stop(): Promise<void> {
     this.#stopped = true;
     clearInterval(this.#timer);
     this.#timer = undefined;
-    await this.#ticking;
+    await Promise.race([
+      this.#ticking,
+      new Promise((resolve) => setTimeout(resolve, STOP_WAIT_MS).unref()),
+    ]);
   }
 
   /** Gives up every turn, ringing for each account's work left. Once the workers have closed. */
@@ -155,8 +166,24 @@ export class AccountTurns {
     await Promise.allSettled([...this.#turns.keys()].map((account) => this.#giveUp(account)));
   }
 
-  async #tick(): Promise<void> {
+  /** One look for turns at a time: one asked for meanwhile runs after it, once. */
+  #look(): void {
     if (this.#stopped) return;
+    if (this.#inFlight) {
+      this.#again = true;
+      return;
+    }
+    this.#inFlight = true;
+    this.#ticking = this.#tick().finally(() => {
+      this.#inFlight = false;
+      if (this.#again) {
+        this.#again = false;
+        this.#look();
+      }
+    });
+  }
+
+  async #tick(): Promise<void> {
     try {
       const now = Date.now();
       this.#letIdleGo(now);
@@ -187,8 +214,8 @@ export class AccountTurns {
     }
   }
 
-  /** Closes the account's worker, then gives up its turn. */
-  #leave(account: string, turn: Turn): void {
+  /** Closes the account's worker, then gives up its turn (`back`: to the back of the line). */
+  #leave(account: string, turn: Turn, back = false): void {
     if (turn.leaving || this.#stopped) return;
     turn.leaving = turn.worker
       .close()
@@ -196,7 +223,7 @@ export class AccountTurns {
       .then(() => {
         this.#workers.delete(account);
         this.#options.closed(account);
-        return this.#giveUp(account);
+        return this.#giveUp(account, back);
       })
       .catch((error: Error) => this.#options.errors.report("turns", "turn not given up", error));
   }
@@ -206,31 +233,44 @@ export class AccountTurns {
    * start, so a lease this fails to end lapses by itself; work it fails to read is rung for
    * now (whoever takes the turn finds out).
    */
-  async #giveUp(account: string): Promise<void> {
+  async #giveUp(account: string, back = false): Promise<void> {
     this.#turns.delete(account);
     const now = Date.now();
     const queueKey = this.#options.queueKeys.get(account) as string;
     const at = await workDueAt(this.#options.connection, queueKey, now).catch(() => now);
-    const release = this.#options.connection.multi().zrem(this.#keys.held, account);
-    if (at !== undefined) release.zadd(this.#keys.due, "LT", at, account);
-    await release.exec();
+    await this.#release(account, at, now, back);
+  }
+
+  async #release(account: string, at: number | undefined, now: number, back: boolean) {
+    const { due, held, rung } = this.#keys;
+    await (this.#options.connection as unknown as TurnScripts).moneyqReleaseTurn(
+      due,
+      held,
+      rung,
+      account,
+      at === undefined ? "" : String(at),
+      String(now),
+      back ? "1" : "0",
+    );
   }
 
   async #renew(now: number): Promise<void> {
-    this.#renewedAt = now;
     const held = [...this.#turns.keys()];
     for (let i = 0; i < held.length; i += 500) {
       const args = held.slice(i, i + 500).flatMap((a) => [now + TURN_LEASE_MS, a]);
       await this.#options.connection.zadd(this.#keys.held, "GT", ...args);
     }
+    this.#renewedAt = now;
   }
 
   /** Takes the turns there is room for; while accounts wait and there is none, hands one over. */
   async #claim(now: number): Promise<void> {
     const room = Math.max(0, this.#options.maxActive - this.#turns.size);
-    const answer = (await (this.#options.connection as unknown as ClaimTurns).moneyqClaimTurns(
-      this.#keys.due,
-      this.#keys.held,
+    const { due, held, rung } = this.#keys;
+    const answer = (await (this.#options.connection as unknown as TurnScripts).moneyqClaimTurns(
+      due,
+      held,
+      rung,
       now,
       now + TURN_LEASE_MS,
       room,
@@ -244,16 +284,13 @@ export class AccountTurns {
 
   #take(account: string, now: number): void {
     if (this.#turns.has(account)) return; // its lease had lapsed: held again, renewed with the rest
-    if (!this.#options.queueKeys.has(account)) {
-      // Not this process's account (processes configured apart): back in line for its own.
-      this.#options.connection
-        .multi()
-        .zrem(this.#keys.held, account)
-        .zadd(this.#keys.due, "LT", now, account)
-        .exec()
-        .catch((error: Error) =>
-          this.#options.errors.report("turns", "turn not handed back", error),
-        );
+    if (this.#stopped || !this.#options.queueKeys.has(account)) {
+      // Closing, or not this process's account (processes configured apart): back in line,
+      // a little later, for a process that serves it.
+      const at = this.#stopped ? now : now + NOT_MINE_BACKOFF_MS;
+      this.#release(account, at, now, false).catch((error: Error) =>
+        this.#options.errors.report("turns", "turn not handed back", error),
+      );
       return;
     }
     const worker = this.#options.open(account);
@@ -266,19 +303,16 @@ export class AccountTurns {
     let longest: [string, Turn] | undefined;
     for (const entry of this.#turns)
       if (!entry[1].leaving && (!longest || entry[1].since < longest[1].since)) longest = entry;
-    if (longest && now - longest[1].since >= TURN_MS) this.#leave(...longest);
+    if (longest && now - longest[1].since >= TURN_MS) this.#leave(longest[0], longest[1], true);
   }
 
   /**
-   * Rings for the idle accounts whose queues say they have work (work nobody rang for). The
-   * first poll reads the jobs themselves: a worker that stopped before this process started
-   * (an earlier release's) may have taken the markers of jobs it never ran. Later ones read
-   * the markers only, one command an account.
+   * Rings for the idle accounts whose queues say they have work (work nobody rang for): their
+   * markers, one command an account, or every FULL_POLL_EVERY polls their jobs. Counted done
+   * only once every account was read, so a poll that fails is tried again at the next look.
    */
   async #poll(now: number): Promise<void> {
-    const first = this.#polledAt === 0;
-    this.#polledAt = now;
-    const read = first ? workDueAt : markedAt;
+    const read = this.#polls % FULL_POLL_EVERY === 0 ? workDueAt : markedAt;
     const idle = [...this.#options.queueKeys].filter(([account]) => !this.#turns.has(account));
     for (let i = 0; i < idle.length; i += POLL_CHUNK)
       await Promise.all(
@@ -287,9 +321,12 @@ export class AccountTurns {
           if (at !== undefined) await this.#due.ring(account, at);
         }),
       );
+    this.#polls += 1;
+    this.#polledAt = now;
   }
 }
 
-interface ClaimTurns {
+interface TurnScripts {
   moneyqClaimTurns(...args: (string | number)[]): Promise<unknown>;
+  moneyqReleaseTurn(...args: string[]): Promise<unknown>;
 }

@@ -128,8 +128,9 @@ export async function markedAt(
 
 /**
  * When the queue has work, read from its jobs rather than its markers (which a worker's wait
- * may just have taken): `now` when jobs wait in a queue not paused, else the next delayed job's
- * due time (ms), else undefined.
+ * may just have taken): `now` when jobs wait in a queue not paused, or are active (a worker
+ * runs them, or one that died left them there: only a running worker's stalled checks hand
+ * those back), else the next delayed job's due time (ms), else undefined.
  */
 export async function workDueAt(
   redis: RedisConnection,
@@ -142,11 +143,13 @@ export async function workDueAt(
     .zcard(bullKeys.prioritized(queueKey))
     .hexists(bullKeys.meta(queueKey), "paused")
     .zrange(bullKeys.delayed(queueKey), "0", "0", "WITHSCORES")
+    .llen(bullKeys.active(queueKey))
     .exec();
-  const [waiting, prioritized, paused, delayed] = (answers ?? []).map(([error, value]) => {
+  const [waiting, prioritized, paused, delayed, active] = (answers ?? []).map(([error, value]) => {
     if (error) throw error;
     return value;
   });
+  if (Number(active) > 0) return now;
   if (!paused && (Number(waiting) > 0 || Number(prioritized) > 0)) return now;
   const score = (delayed as string[] | undefined)?.[1];
   if (score === undefined) return undefined;

@@ -219,11 +219,20 @@ export function laneWakeChannel(prefix: string): string {
 /**
  * Which accounts have work, and which are being served (src/processors/account-turns.ts): two
  * sorted sets of account aliases, `due` scored by when the account's work is due (ms) and
- * `held` by when its holder's lease ends (ms). One hash tag, so one script reads both on a
+ * `held` by when its holder's lease ends (ms), and the set `rung` of accounts rung for while
+ * held (due again when their turn ends). One hash tag, so one script reads them all on a
  * cluster.
  */
-export function turnKeys(prefix: string): { readonly due: string; readonly held: string } {
-  return { due: `${prefix}:{turns}:due`, held: `${prefix}:{turns}:held` };
+export function turnKeys(prefix: string): {
+  readonly due: string;
+  readonly held: string;
+  readonly rung: string;
+} {
+  return {
+    due: `${prefix}:{turns}:due`,
+    held: `${prefix}:{turns}:held`,
+    rung: `${prefix}:{turns}:rung`,
+  };
 }
 
 /** The pub/sub channel on which a ring tells worker processes to look for turns now (not a key). */

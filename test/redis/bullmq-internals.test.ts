@@ -116,12 +116,19 @@ describe("BullMQ's internals as moneyq relies on them", () => {
   it("holds a job's lock, valued with the processor's token, while the job runs, and drops it after", async () => {
     const queue = newQueue();
     const connection = redis.connect();
-    const seen: { lock: string | null; token: string | undefined; active: string[] }[] = [];
+    const seen: {
+      lock: string | null;
+      token: string | undefined;
+      active: string[];
+      dueAt: number | undefined;
+    }[] = [];
+    const now = Date.now();
     newWorker(queue, async (job, token) => {
       seen.push({
         lock: await connection.get(lockKeyOf(job)),
         token,
         active: await connection.lrange(bullKeys.active(queue.qualifiedName), 0, -1),
+        dueAt: await workDueAt(connection, queue.qualifiedName, now),
       });
     });
     const job = await queue.add("k", {});
@@ -130,7 +137,10 @@ describe("BullMQ's internals as moneyq relies on them", () => {
     expect(seen[0]?.token).toBeTruthy();
     expect(seen[0]?.lock).toBe(seen[0]?.token);
     expect(seen[0]?.active).toEqual([job.id]);
+    // An active job is work: a turn is not given up while one is in the active list.
+    expect(seen[0]?.dueAt).toBe(now);
     expect(await connection.exists(lockKeyOf(job))).toBe(0);
+    expect(await workDueAt(connection, queue.qualifiedName, now)).toBeUndefined();
   });
 
   it("moveToDelayed puts an active job in the delayed set and releases its lock", async () => {

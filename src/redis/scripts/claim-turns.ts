@@ -3,16 +3,18 @@ import type { Script } from "./script.js";
 /**
  * Takes turns for accounts whose work is due and that nobody serves, oldest due first, each
  * held until the lease given. An account whose holder stopped renewing (a process that died)
- * is due again from the end of its lease. An account served elsewhere stays due: its holder
- * may be letting it go.
- * KEYS: 1 due (account → when its work is due, ms), 2 held (account → when its lease ends, ms).
+ * is due again from the end of its lease. An account rung for while it is served leaves `due`
+ * for `rung`: its turn's end puts it back (RELEASE_TURN), so it neither crowds the accounts
+ * looked at nor is lost.
+ * KEYS: 1 due (account → when its work is due, ms), 2 held (account → when its lease ends, ms),
+ * 3 rung (accounts rung for while held).
  * ARGV: 1 now (ms), 2 the lease's end (ms), 3 how many to take at most, 4 how many due
  * accounts to look at at most.
  * Answers how many due accounts nobody serves were left, then the accounts taken.
  */
 export const CLAIM_TURNS: Script = {
   name: "moneyqClaimTurns",
-  numberOfKeys: 2,
+  numberOfKeys: 3,
   lua: `
 local now = tonumber(ARGV[1])
 local lapsed = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'WITHSCORES', 'LIMIT', 0, 1000)
@@ -24,16 +26,41 @@ local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumb
 local out = { 0 }
 local left = tonumber(ARGV[3])
 for _, account in ipairs(due) do
-  if not redis.call('ZSCORE', KEYS[2], account) then
-    if left > 0 then
-      left = left - 1
-      redis.call('ZREM', KEYS[1], account)
-      redis.call('ZADD', KEYS[2], ARGV[2], account)
-      out[#out + 1] = account
-    else
-      out[1] = out[1] + 1
-    end
+  if redis.call('ZSCORE', KEYS[2], account) then
+    redis.call('ZREM', KEYS[1], account)
+    redis.call('SADD', KEYS[3], account)
+  elseif left > 0 then
+    left = left - 1
+    redis.call('ZREM', KEYS[1], account)
+    redis.call('ZADD', KEYS[2], ARGV[2], account)
+    out[#out + 1] = account
+  else
+    out[1] = out[1] + 1
   end
 end
 return out`,
+};
+
+/**
+ * Ends an account's turn: due again at `at` if it has work then (or earlier, if already due),
+ * now if it was rung for while held; handed over with work left, at the back of the line now.
+ * KEYS: 1 due, 2 held, 3 rung (as CLAIM_TURNS).
+ * ARGV: 1 the account, 2 when its work is due (ms) or '' for none, 3 now (ms), 4 '1' to go to
+ * the back of the line.
+ * Answers 1.
+ */
+export const RELEASE_TURN: Script = {
+  name: "moneyqReleaseTurn",
+  numberOfKeys: 3,
+  lua: `
+redis.call('ZREM', KEYS[2], ARGV[1])
+local rung = redis.call('SREM', KEYS[3], ARGV[1]) == 1
+if ARGV[2] == '' and not rung then return 1 end
+if ARGV[4] == '1' then
+  redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
+  return 1
+end
+if rung then redis.call('ZADD', KEYS[1], 'LT', ARGV[3], ARGV[1]) end
+if ARGV[2] ~= '' then redis.call('ZADD', KEYS[1], 'LT', ARGV[2], ARGV[1]) end
+return 1`,
 };
