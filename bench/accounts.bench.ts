@@ -243,7 +243,11 @@ async function run(accounts: number, processes: number, rate: number, rows: numb
   upstream.child.kill("SIGTERM");
   await Promise.all(
     [...workers.map((w) => w.child), upstream.child].map(
-      (c) => new Promise((r) => (c.exitCode === null ? c.once("exit", r) : r(undefined))),
+      // A process killed mid-run has ended already: its signal is set, not its exit code.
+      (c) =>
+        new Promise((r) =>
+          c.exitCode === null && c.signalCode === null ? c.once("exit", r) : r(undefined),
+        ),
     ),
   );
   await producer.close();
