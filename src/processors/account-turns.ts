@@ -9,10 +9,13 @@ import { defineScripts } from "../redis/scripts/script.js";
 
 /** How often turns are taken, let go and handed over. */
 const TICK_MS = 500;
-/** How long a turn is held without renewal: a dead process's accounts are served again after it. */
-export const TURN_LEASE_MS = 15_000;
-/** How often the turns held are renewed. */
-const RENEW_MS = TURN_LEASE_MS / 3;
+/**
+ * How long a turn is held without renewal, at most: a dead process's accounts are served again
+ * after it. Shorter with a shorter job lock (turnLeaseMs).
+ */
+const MAX_TURN_LEASE_MS = 15_000;
+/** How long a turn is held without renewal, at least: four looks for turns. */
+const MIN_TURN_LEASE_MS = 4 * TICK_MS;
 /** An account with nothing in progress this long, and nothing due sooner, gives up its turn... */
 const IDLE_MS = 5_000;
 /** ...or this long while other accounts wait for a turn. */
@@ -54,11 +57,23 @@ export interface AccountTurnsOptions {
   readonly queueKeys: ReadonlyMap<string, string>;
   /** How many accounts this process serves at once (MONEYQ_MAX_ACTIVE_ACCOUNTS). */
   readonly maxActive: number;
+  /** BullMQ's lock on an active job (MONEYQ_LOCK_DURATION_MS); the turn's lease follows it. */
+  readonly lockDurationMs: number;
   /** Starts the account's worker. */
   readonly open: (account: string) => Worker;
   /** After the account's worker has closed. */
   readonly closed: (account: string) => void;
   readonly errors: RepeatedErrors;
+}
+
+/**
+ * A turn's lease: no longer than the job lock, so that a dead process's accounts are served
+ * again no later than its jobs are taken back (a lease lapsing under a process that is only
+ * slow costs nothing but a second worker on the account: the queue, its locks and the rate
+ * gate are shared); within MIN_TURN_LEASE_MS and MAX_TURN_LEASE_MS.
+ */
+export function turnLeaseMs(lockDurationMs: number): number {
+  return Math.min(MAX_TURN_LEASE_MS, Math.max(MIN_TURN_LEASE_MS, lockDurationMs));
 }
 
 /**
@@ -80,6 +95,7 @@ export class AccountTurns {
   readonly #turns = new Map<string, Turn>();
   readonly #workers = new Map<string, Worker>();
   readonly #pollMs: number;
+  readonly #leaseMs: number;
   #timer: NodeJS.Timeout | undefined;
   #ticking: Promise<void> = Promise.resolve();
   #inFlight = false;
@@ -97,6 +113,7 @@ export class AccountTurns {
     this.#due = new WorkDue(options.connection, options.prefix);
     const perAccount = options.queueKeys.size * POLL_MS_PER_ACCOUNT;
     this.#pollMs = Math.min(POLL_BOUNDS_MS[1], Math.max(POLL_BOUNDS_MS[0], perAccount));
+    this.#leaseMs = turnLeaseMs(options.lockDurationMs);
     defineScripts(options.connection, CLAIM_TURNS, RELEASE_TURN);
   }
 
@@ -187,7 +204,8 @@ export class AccountTurns {
     try {
       const now = Date.now();
       this.#letIdleGo(now);
-      if (now - this.#renewedAt >= RENEW_MS) await this.#renew(now);
+      // Renewed three times a lease, as BullMQ renews a job's lock twice a lock duration.
+      if (now - this.#renewedAt >= this.#leaseMs / 3) await this.#renew(now);
       await this.#claim(now);
       if (now - this.#polledAt >= this.#pollMs) await this.#poll(now);
     } catch (error) {
@@ -257,7 +275,7 @@ export class AccountTurns {
   async #renew(now: number): Promise<void> {
     const held = [...this.#turns.keys()];
     for (let i = 0; i < held.length; i += 500) {
-      const args = held.slice(i, i + 500).flatMap((a) => [now + TURN_LEASE_MS, a]);
+      const args = held.slice(i, i + 500).flatMap((a) => [now + this.#leaseMs, a]);
       await this.#options.connection.zadd(this.#keys.held, "GT", ...args);
     }
     this.#renewedAt = now;
@@ -272,7 +290,7 @@ export class AccountTurns {
       held,
       rung,
       now,
-      now + TURN_LEASE_MS,
+      now + this.#leaseMs,
       room,
       CLAIM_SCAN,
     )) as [number, ...string[]];

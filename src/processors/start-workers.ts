@@ -344,6 +344,7 @@ function startTurns(
     prefix: config.redisPrefix,
     queueKeys: new Map([...queues].map(([alias, q]) => [alias, q.qualifiedName])),
     maxActive: config.pipeline.maxActiveAccounts,
+    lockDurationMs: config.pipeline.lockDurationMs,
     open: (alias) =>
       startAccountWorker(deps.accounts.get(alias) as AccountConfig, deps, { ...options, turns }),
     closed: (alias) => budget.remove(alias),

@@ -1,5 +1,6 @@
 import { Queue } from "bullmq";
 import { describe, expect, it } from "vitest";
+import { turnLeaseMs } from "../../src/processors/account-turns.js";
 import type { JobInput } from "../../src/queues/job-envelope.js";
 import { accountQueueName } from "../../src/queues/queue-names.js";
 import { turnKeys } from "../../src/redis/keys.js";
@@ -35,6 +36,13 @@ async function mostWorkersWhile(until: Promise<unknown>): Promise<number> {
   }
   return most;
 }
+
+describe("a turn's lease", () => {
+  it("is the job lock's duration, within 2 and 15 seconds", () => {
+    const leases = [500, 2_000, 8_000, 15_000, 30_000].map(turnLeaseMs);
+    expect(leases).toEqual([2_000, 2_000, 8_000, 15_000, 15_000]);
+  });
+});
 
 describe("accounts take turns", () => {
   it("no worker runs for an account without work", async () => {
