@@ -1,15 +1,36 @@
 import { defineConfig } from "vitest/config";
-import { SCENARIO_FILES } from "./test/setup/scenarios.js";
+import { TIMED_SCENARIOS, WAITING_SCENARIOS } from "./test/setup/scenarios.js";
 
-/** The long scenarios alone (`npm run test:scenarios`); `npm test` runs every other test file. */
+/**
+ * The long scenarios alone (`npm run test:scenarios`); `npm test` runs every other test file.
+ * Those that mostly wait run two at a time; then those that measure rates or latencies at the
+ * sandbox run one at a time, as `npm test` runs its files: another file competing for the two
+ * cores would distort what they measure.
+ */
 export default defineConfig({
   test: {
-    include: [...SCENARIO_FILES],
     globalSetup: ["test/setup/global-setup.ts"],
     testTimeout: 30_000,
     hookTimeout: 30_000,
-    // As `npm test`: rates measured at the sandbox would be distorted by files competing for
-    // the two cores.
-    fileParallelism: false,
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: "waiting",
+          include: [...WAITING_SCENARIOS],
+          maxWorkers: 2,
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: "timed",
+          include: [...TIMED_SCENARIOS],
+          maxWorkers: 1,
+          sequence: { groupOrder: 1 },
+        },
+      },
+    ],
   },
 });
