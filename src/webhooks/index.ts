@@ -12,9 +12,12 @@ export {
   WEBHOOK_ID_HEADER,
   WEBHOOK_SIGNATURE_HEADER,
   WEBHOOK_TIMESTAMP_HEADER,
+  type WebhookBody,
+  type WebhookCheck,
+  type WebhookFailure,
   type WebhookHeaders,
 } from "./standard-signature.js";
-export { type VerifyOptions, verifyWebhook } from "./verify-webhook.js";
+export { checkWebhook, type VerifyOptions, verifyWebhook } from "./verify-webhook.js";
 export {
   MIN_SECRET_LENGTH,
   STANDARD_SECRET_PREFIX,

@@ -1,5 +1,10 @@
 import { DEFAULT_TOLERANCE_SECONDS, verifyMoneyqSignature } from "./moneyq-signature.js";
-import { verifyStandardWebhook, type WebhookHeaders } from "./standard-signature.js";
+import {
+  checkStandardWebhook,
+  type WebhookBody,
+  type WebhookCheck,
+  type WebhookHeaders,
+} from "./standard-signature.js";
 
 export interface VerifyOptions {
   /** Unix seconds; defaults to the clock. */
@@ -20,7 +25,7 @@ export interface VerifyOptions {
 export function verifyWebhook(
   secret: string,
   headers: WebhookHeaders,
-  body: string,
+  body: WebhookBody,
   options?: VerifyOptions,
 ): boolean;
 /** @deprecated Pass the request's headers instead: the Standard Webhooks form. */
@@ -34,21 +39,35 @@ export function verifyWebhook(
 export function verifyWebhook(
   secret: string,
   headers: WebhookHeaders | string | undefined,
-  body: string,
+  body: WebhookBody,
   nowOrOptions?: number | VerifyOptions,
   toleranceSeconds: number = DEFAULT_TOLERANCE_SECONDS,
 ): boolean {
-  const clock = Math.floor(Date.now() / 1000);
   if (headers === undefined || typeof headers === "string") {
-    const now = typeof nowOrOptions === "number" ? nowOrOptions : clock;
-    return verifyMoneyqSignature(secret, headers, body, now, toleranceSeconds);
+    const now = typeof nowOrOptions === "number" ? nowOrOptions : Math.floor(Date.now() / 1000);
+    const text = typeof body === "string" ? body : Buffer.from(body).toString("utf8");
+    return verifyMoneyqSignature(secret, headers, text, now, toleranceSeconds);
   }
-  const options = typeof nowOrOptions === "object" ? nowOrOptions : {};
-  return verifyStandardWebhook(
+  return checkWebhook(secret, headers, body, typeof nowOrOptions === "object" ? nowOrOptions : {})
+    .valid;
+}
+
+/**
+ * verifyWebhook's Standard Webhooks check, saying why a delivery is refused: `missing_header`,
+ * `bad_timestamp`, `stale_timestamp`, `no_matching_signature`, or `parsed_body` (the body was
+ * handed over parsed, not as received). Throws as verifyWebhook does.
+ */
+export function checkWebhook(
+  secret: string,
+  headers: WebhookHeaders,
+  body: WebhookBody,
+  options: VerifyOptions = {},
+): WebhookCheck {
+  return checkStandardWebhook(
     secret,
     headers,
     body,
-    options.now ?? clock,
+    options.now ?? Math.floor(Date.now() / 1000),
     options.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS,
   );
 }
