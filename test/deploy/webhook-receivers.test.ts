@@ -37,7 +37,8 @@ print(verify(given["secret"], given["headers"], given["body"].encode()))
 }
 
 describe("the documented webhook receivers in another language", () => {
-  for (const file of ["README.md", "docs/library.md"]) {
+  // The README points to library.md's receiver rather than showing one.
+  for (const file of ["docs/library.md"]) {
     it(`${file}: Python accepts what moneyq signs, under each secret, and nothing else`, () => {
       const headers = standardHeaders([SECRET, PLAIN], "1800000000000-0", BODY);
       expect(pythonVerifies(file, SECRET, headers, BODY)).toBe(true);
