@@ -66,7 +66,13 @@ async function lookUpBeforeReplay(
 
 /** Dead letters and replay; pausing and resuming an account's queue. */
 export function registerOperatorRoutes(router: ApiRouter): void {
-  const { deadLetters, pauses } = router.deps;
+  registerDeadLetterRoutes(router);
+  registerAccountRoutes(router);
+}
+
+/** Dead letters, listed or found, and their replay. */
+function registerDeadLetterRoutes(router: ApiRouter): void {
+  const { deadLetters } = router.deps;
 
   addAccountQueryRoute<DeadLetterSearch>(
     router,
@@ -118,6 +124,11 @@ export function registerOperatorRoutes(router: ApiRouter): void {
       return reply.code(202).send({ jobId: params.jobId, account, replayed: true });
     },
   );
+}
+
+/** The caller's accounts and token; pausing and resuming an account's queue. */
+function registerAccountRoutes(router: ApiRouter): void {
+  const { pauses } = router.deps;
 
   router.add(
     {

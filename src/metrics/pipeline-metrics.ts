@@ -136,6 +136,12 @@ export function createPipelineMetrics(
       ["account"],
     ),
   };
+  startAtZero(metrics, accounts);
+  return metrics;
+}
+
+/** The pause, reversal, sweep and webhook counters of every account label, at zero. */
+function startAtZero(metrics: PipelineMetrics, accounts: MetricAccounts): void {
   for (const account of accounts.labels()) {
     metrics.rateSlotsMissed.inc({ account }, 0);
     for (const found_by of REVERSAL_SOURCES) metrics.reversals.inc({ account, found_by }, 0);
@@ -146,7 +152,6 @@ export function createPipelineMetrics(
     }
   }
   for (const outcome of WEBHOOK_OUTCOMES) metrics.webhookDeliveries.inc({ outcome }, 0);
-  return metrics;
 }
 
 /** The labels with the account's series label in place of its alias (and of its queue's name). */

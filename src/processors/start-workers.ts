@@ -88,6 +88,45 @@ const LIMITER_CEILING = 1_000_000_000;
 const HAND_BACK_MS = 2_000;
 
 /**
+ * The results store, on a connection of its own, so a large emission never holds up the rate
+ * gate's replies on the shared one. No auto-pipelining: the store gathers concurrent results
+ * into one call itself, and auto-pipelining would only hold each call back a turn.
+ */
+function openResults(config: Config, connection: RedisConnection, logger: Logger) {
+  const resultsConnection = watchRedisErrors(duplicateConnection(connection), logger, "results");
+  const results = new ResultsStore(resultsConnection, {
+    prefix: config.redisPrefix,
+    retentionMs: config.pipeline.retentionMs,
+    maxLen: config.pipeline.resultsMaxLen,
+    recheckAfterMs: config.books.recheckAfterMs,
+  });
+  return { resultsConnection, results };
+}
+
+/** The webhooks of the accounts' results, when a webhook URL is configured. */
+async function startWebhooksOf(
+  options: StartWorkersOptions,
+  results: ResultsStore,
+  accountList: readonly AccountConfig[],
+  parts: { errors: RepeatedErrors; metrics: PipelineMetrics; tracer: JobTracer },
+) {
+  const { config, connection, logger } = options;
+  if (!config.webhook) return undefined;
+  return startWebhooks({
+    connection,
+    prefix: config.redisPrefix,
+    streams: results.streamKeys(accountList.map((a) => a.alias)),
+    webhook: config.webhook,
+    retentionMs: config.pipeline.retentionMs,
+    logger,
+    errors: parts.errors,
+    metrics: parts.metrics,
+    telemetry: parts.tracer.telemetry,
+    ...(options.webhookDeliveries && { deliveries: options.webhookDeliveries }),
+  });
+}
+
+/**
  * Serves the accounts, a worker for each account with work (processors/account-turns.ts), all
  * processing through the same pipeline.
  */
@@ -117,16 +156,7 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
     options.errors ?? new RepeatedErrors(logger, { count: countErrors(options.registry) });
   const ownErrors = options.errors ? undefined : errors;
   const pauses = new AccountPauses(connection, config.redisPrefix, queues);
-  // Results are emitted on a connection of their own, so a large emission never holds up the
-  // rate gate's replies on the shared one. No auto-pipelining: the store gathers concurrent
-  // results into one call itself, and auto-pipelining would only hold each call back a turn.
-  const resultsConnection = watchRedisErrors(duplicateConnection(connection), logger, "results");
-  const results = new ResultsStore(resultsConnection, {
-    prefix: config.redisPrefix,
-    retentionMs: config.pipeline.retentionMs,
-    maxLen: config.pipeline.resultsMaxLen,
-    recheckAfterMs: config.books.recheckAfterMs,
-  });
+  const { resultsConnection, results } = openResults(config, connection, logger);
   const gate = new RateGate(connection, config.redisPrefix, config.pipeline.rateWindowMarginMs);
   const writes = new LockedWrites(connection);
   const wakes = new LaneWakes();
@@ -139,20 +169,11 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
   );
 
   // Before any worker runs, so the relay's consumer group exists before the first result.
-  const webhooks = config.webhook
-    ? await startWebhooks({
-        connection,
-        prefix: config.redisPrefix,
-        streams: results.streamKeys(accountList.map((a) => a.alias)),
-        webhook: config.webhook,
-        retentionMs: config.pipeline.retentionMs,
-        logger,
-        errors,
-        metrics,
-        telemetry: tracer.telemetry,
-        ...(options.webhookDeliveries && { deliveries: options.webhookDeliveries }),
-      })
-    : undefined;
+  const webhooks = await startWebhooksOf(options, results, accountList, {
+    errors,
+    metrics,
+    tracer,
+  });
   const deps: ProcessorDeps = {
     accounts,
     clients,

@@ -23,6 +23,7 @@ import { registerReconciliationMetrics } from "../metrics/reconciliation-metrics
 import { registerRedisMetrics } from "../metrics/redis-metrics.js";
 import { balanceSource, openProviderLookups } from "../processors/provider-lookup.js";
 import { type RunningWorkers, startWorkers } from "../processors/start-workers.js";
+import type { ProviderAdapter } from "../provider/adapter.js";
 import { DEFAULT_PROVIDER_PROFILE } from "../provider/profile.js";
 import { migrateLegacyPauses } from "../queues/account-pauses.js";
 import type { Producer } from "../queues/producer.js";
@@ -109,6 +110,46 @@ async function runAll(logger: Logger, steps: [string, () => Promise<unknown> | u
   }
 }
 
+type Cleanup = [string, () => Promise<unknown> | undefined][];
+
+/**
+ * The upstream: the provider's address, or (with no PAYMENTS_API_URL) the embedded sandbox,
+ * started here unless the process serves the API only.
+ */
+async function openUpstream(config: Config, role: Role, cleanup: Cleanup) {
+  const embedded = embeddedUpstream(config);
+  const sandbox = embedded && role !== "api" ? await startEmbeddedSandbox(config) : undefined;
+  if (sandbox) cleanup.push(["embedded sandbox", () => sandbox.close()]);
+  const upstreamUrl = sandbox?.baseUrl ?? config.paymentsApiUrl ?? "embedded sandbox";
+  return { embedded, sandbox, upstreamUrl };
+}
+
+/** The role's metrics registry, and the log of repeated errors that counts into it. */
+function openRegistry(role: Role, logger: Logger, cleanup: Cleanup) {
+  const registry = createMetricsRegistry(role);
+  const errors = new RepeatedErrors(logger, { count: countErrors(registry) });
+  cleanup.push(["error log", async () => errors.close()]);
+  return { registry, errors };
+}
+
+/**
+ * The API's own clients of the provider: a dead letter's replay asks the provider first, and
+ * a dry run reads balances. None for a worker-only process or an upstream not yet known.
+ */
+function apiLookups(
+  role: Role,
+  on: {
+    config: Config;
+    connection: RedisConnection;
+    upstreamUrl: string;
+    accounts: readonly AccountConfig[];
+    adapter: ProviderAdapter | undefined;
+  },
+) {
+  if (role === "worker" || !/^https?:/.test(on.upstreamUrl)) return undefined;
+  return openProviderLookups(on.config, on.connection, on.upstreamUrl, on.accounts, on.adapter);
+}
+
 /**
  * Composes a moneyq process from configuration. With no PAYMENTS_API_URL it runs the sandbox
  * in-process; with neither PAYMENTS_API_URL nor REDIS_URL and no Redis answering at the default
@@ -118,7 +159,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   const { config } = options;
   const role = options.role ?? "all";
   const logger = options.logger ?? createLogger(config.logLevel);
-  const cleanup: [string, () => Promise<unknown> | undefined][] = [];
+  const cleanup: Cleanup = [];
   const stopAll = () => runAll(logger, cleanup.reverse());
   // Before anything connects: a module that cannot be loaded, or a port in use, is a bad
   // setting like any other.
@@ -130,11 +171,8 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     cleanup.push(["tracing", () => tracing.close()]);
     const redis = await serviceRedis(config.redisUrl, "redis-server", ...redisWait(config));
     cleanup.push(["private redis-server", () => redis.stop()]);
-    const embedded = embeddedUpstream(config);
-    const sandbox = embedded && role !== "api" ? await startEmbeddedSandbox(config) : undefined;
-    if (sandbox) cleanup.push(["embedded sandbox", () => sandbox.close()]);
+    const { embedded, sandbox, upstreamUrl } = await openUpstream(config, role, cleanup);
     const accounts = serviceAccounts(config);
-    const upstreamUrl = sandbox?.baseUrl ?? config.paymentsApiUrl ?? "embedded sandbox";
     const startupMessage = announce({
       config,
       role,
@@ -149,15 +187,8 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     cleanup.push(["redis", () => closeRedis(connection)]);
     await prepareRedis(connection, config, logger, redis.url);
 
-    const registry = createMetricsRegistry(role);
-    const errors = new RepeatedErrors(logger, { count: countErrors(registry) });
-    cleanup.push(["error log", async () => errors.close()]);
-    // A dead letter's replay asks the provider first, and a dry run reads balances: the API
-    // needs clients of its own.
-    const lookups =
-      role === "worker" || !/^https?:/.test(upstreamUrl)
-        ? undefined
-        : openProviderLookups(config, connection, upstreamUrl, accounts, adapter);
+    const { registry, errors } = openRegistry(role, logger, cleanup);
+    const lookups = apiLookups(role, { config, connection, upstreamUrl, accounts, adapter });
     if (lookups) cleanup.push(["provider lookups", () => lookups.close()]);
     const balances = lookups && balanceSource(lookups.lookups);
     const parts = openParts(config, connection, tracing.tracer, balances);
@@ -171,17 +202,9 @@ export async function startService(options: ServiceOptions): Promise<Service> {
       role === "api"
         ? undefined
         : await startWorkers({
-            config,
-            paymentsApiUrl: upstreamUrl,
-            accounts,
-            connection,
-            logger,
-            registry,
-            queues: parts.queues,
-            webhookDeliveries: parts.webhooks,
+            ...{ config, paymentsApiUrl: upstreamUrl, accounts, connection, logger, registry },
+            ...{ queues: parts.queues, webhookDeliveries: parts.webhooks, errors, adapter },
             tracer: tracing.tracer,
-            errors,
-            adapter,
           });
     if (workers) cleanup.push(["workers", () => workers.close()]);
     const metricsServer = await serveMetrics(

@@ -57,4 +57,15 @@ describe("the layers in biome.json", () => {
     });
     expect(out).toContain("noImportCycles");
   });
+
+  it("refuse a function whose body is over 100 lines, and take one of 100", () => {
+    const fn = (name: string, bodyLines: number) => {
+      const sums = Array.from({ length: bodyLines - 2 }, (_, i) => `  total += ${i};\n`);
+      return `export function ${name}(): number {\n  let total = 0;\n${sums.join("")}  return total;\n}\n`;
+    };
+    expect(lint({ "src/queues/short.ts": fn("short", 100) })).toBe("");
+    expect(lint({ "src/queues/long.ts": fn("long", 101) })).toContain(
+      "This function has too many lines (101). Maximum allowed is 100.",
+    );
+  });
 });
