@@ -1,5 +1,5 @@
+import type { Cluster, Redis } from "ioredis";
 import type { Logger } from "../logger.js";
-import type { RedisConnection } from "./connection.js";
 
 /** How often a lasting outage is logged again. */
 const REPEAT_MS = 30_000;
@@ -45,9 +45,10 @@ export function outageLog(logger: Logger, name: string): OutageLog {
 
 /**
  * Gives a connection its error listener: without one, ioredis reports every failed reconnect
- * as an "Unhandled error event" on stderr. The outage is logged through outageLog.
+ * as an "Unhandled error event" on stderr. The outage is logged through outageLog. (The
+ * bound is RedisConnection written out: connection.ts imports this file.)
  */
-export function watchRedisErrors<C extends RedisConnection>(
+export function watchRedisErrors<C extends Redis | Cluster>(
   connection: C,
   logger: Logger,
   name: string,

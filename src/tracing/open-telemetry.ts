@@ -13,7 +13,7 @@ import type { Logger } from "../logger.js";
 import { jobSampler } from "./job-sampler.js";
 import { otelJobTracer } from "./otel-job-tracer.js";
 import { PathTemplates, RedactingExporter } from "./redact-spans.js";
-import type { Tracing } from "./start-tracing.js";
+import type { Tracing } from "./tracing.js";
 
 /** The embedded sandbox's base path, the upstream's when PAYMENTS_API_URL is unset. */
 const EMBEDDED_BASE_PATH = "/v1";

@@ -1,16 +1,7 @@
-import type { FastifyPluginCallback } from "fastify";
 import type { Config } from "../config.js";
 import type { Logger } from "../logger.js";
-import { type JobTracer, NO_TRACING } from "./job-tracer.js";
-
-/** Tracing as a process runs it: the tracer its parts use, the API's plugin, and its end. */
-export interface Tracing {
-  readonly tracer: JobTracer;
-  /** @fastify/otel's plugin, registered on the API app; undefined when tracing is off. */
-  readonly apiPlugin: FastifyPluginCallback | undefined;
-  /** Exports the spans not yet sent, then stops tracing. Idempotent. */
-  close(): Promise<void>;
-}
+import { NO_TRACING } from "./job-tracer.js";
+import type { Tracing } from "./tracing.js";
 
 export const TRACING_OFF: Tracing = Object.freeze({
   tracer: NO_TRACING,
