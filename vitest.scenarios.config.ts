@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config";
+import { listedOrder } from "./test/setup/listed-order.js";
 import { TIMED_SCENARIOS, WAITING_SCENARIOS } from "./test/setup/scenarios.js";
 
 /**
@@ -12,6 +13,7 @@ export default defineConfig({
     globalSetup: ["test/setup/global-setup.ts"],
     testTimeout: 30_000,
     hookTimeout: 30_000,
+    sequence: { sequencer: listedOrder(WAITING_SCENARIOS) },
     projects: [
       {
         extends: true,

@@ -7,21 +7,22 @@
 
 /**
  * Scenarios that mostly wait (a lease, a backoff, a process starting) and assert orders and
- * counts, never a rate or a latency: they run two at a time.
+ * counts, never a rate or a latency: they run two at a time, in this order, longest first
+ * (test/setup/listed-order.ts).
  */
 export const WAITING_SCENARIOS = [
   "test/batches/submission-oom.test.ts",
-  "test/cli/demo-dialect.test.ts",
-  "test/cli/provider-check-submit.test.ts",
-  "test/cli/service-commands.test.ts",
-  "test/outflow/insufficient-funds.test.ts",
-  "test/processors/classification.test.ts",
-  "test/processors/rechecks.test.ts",
-  "test/processors/reconcile-sweep.test.ts",
-  "test/processors/repeated-keys-fault-batch.test.ts",
   "test/provider/dialect-fault-batch.test.ts",
+  "test/processors/classification.test.ts",
+  "test/outflow/insufficient-funds.test.ts",
+  "test/cli/provider-check-submit.test.ts",
   "test/provider/independent-provider.test.ts",
   "test/service/redis-at-start.test.ts",
+  "test/cli/service-commands.test.ts",
+  "test/processors/reconcile-sweep.test.ts",
+  "test/processors/rechecks.test.ts",
+  "test/cli/demo-dialect.test.ts",
+  "test/processors/repeated-keys-fault-batch.test.ts",
 ] as const;
 
 /**
