@@ -10,6 +10,7 @@ import { DEMO_API_KEY } from "../../src/sandbox/index.js";
 import { startService, UnsafeRedisError } from "../../src/service/start-service.js";
 import { payoutBatch } from "../fixtures/batches.js";
 import { usePipeline } from "../helpers/pipeline.js";
+import { waitUntil } from "../helpers/wait-until.js";
 import { startPrivateServer } from "../setup/resolve-redis.js";
 
 const p = usePipeline(
@@ -51,6 +52,15 @@ describe("logs", () => {
       const jobs = payoutBatch("logs", 5);
       const enqueued = await p.producer().enqueueMany(jobs as JobInput[]);
       await p.waitForResults(5);
+      // A job's last line is written just after its result is recorded.
+      await waitUntil(
+        async () =>
+          enqueued.every((e) =>
+            log.lines.some((l) => l.jobId === e.jobId && l.msg === "job finished"),
+          ),
+        5_000,
+        "each job's line saying it finished",
+      );
       for (const { jobId, idempotencyKey } of enqueued) {
         const mine = log.lines.filter((l) => l.jobId === jobId);
         expect(mine.length).toBeGreaterThanOrEqual(2);
