@@ -1,26 +1,51 @@
 import { configDefaults, defineConfig } from "vitest/config";
+import { listedOrder } from "./test/setup/listed-order.js";
+import { PARALLEL_FILES } from "./test/setup/parallel-files.js";
 import { SCENARIO_FILES } from "./test/setup/scenarios.js";
+
+// The deployment tests need Prometheus, promtool and docker-compose (`npm run test:deploy`);
+// the browser tests, Chromium (`npm run test:browser`); the cluster tests, a local Redis
+// Cluster (`npm run test:cluster`); the image tests, podman (`npm run test:image`); the long
+// scenarios run under `npm run test:scenarios`.
+const ELSEWHERE = [
+  ...configDefaults.exclude,
+  "test/deploy/**",
+  "test/browser/**",
+  "test/cluster/**",
+  "test/image/**",
+  ...SCENARIO_FILES,
+];
 
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
-    // The deployment tests need Prometheus, promtool and docker-compose (`npm run test:deploy`);
-    // the browser tests, Chromium (`npm run test:browser`); the cluster tests, a local Redis
-    // Cluster (`npm run test:cluster`); the image tests, podman (`npm run test:image`); the long
-    // scenarios run under `npm run test:scenarios`.
-    exclude: [
-      ...configDefaults.exclude,
-      "test/deploy/**",
-      "test/browser/**",
-      "test/cluster/**",
-      "test/image/**",
-      ...SCENARIO_FILES,
-    ],
     globalSetup: ["test/setup/global-setup.ts"],
     testTimeout: 30_000,
     hookTimeout: 30_000,
+    sequence: { sequencer: listedOrder(PARALLEL_FILES) },
     // Pipeline tests measure rates at the sandbox; files competing for the two cores would
-    // distort those measurements, so files run one at a time.
-    fileParallelism: false,
+    // distort those measurements, so every file but those listed in PARALLEL_FILES runs alone,
+    // after the listed ones have run two at a time.
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: "parallel",
+          include: [...PARALLEL_FILES],
+          exclude: ELSEWHERE,
+          maxWorkers: 2,
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: "alone",
+          include: ["test/**/*.test.ts"],
+          exclude: [...ELSEWHERE, ...PARALLEL_FILES],
+          maxWorkers: 1,
+          sequence: { groupOrder: 1 },
+        },
+      },
+    ],
   },
 });

@@ -14,7 +14,10 @@ export function listedOrder(order: readonly string[]): typeof BaseSequencer {
         const at = order.findIndex((path) => file.moduleId.endsWith(`/${path}`));
         return at < 0 ? order.length : at;
       };
-      return sorted.map((file, i) => ({ file, i })).sort((a, b) => rank(a.file) - rank(b.file) || a.i - b.i).map(({ file }) => file);
+      return sorted
+        .map((file, i) => ({ file, i }))
+        .sort((a, b) => rank(a.file) - rank(b.file) || a.i - b.i)
+        .map(({ file }) => file);
     }
   };
 }
