@@ -32,7 +32,7 @@ export function verifyWebhook(
 export function verifyWebhook(
   secret: string,
   header: string | undefined,
-  body: string,
+  body: WebhookBody,
   now?: number,
   toleranceSeconds?: number,
 ): boolean;
@@ -45,7 +45,8 @@ export function verifyWebhook(
 ): boolean {
   if (headers === undefined || typeof headers === "string") {
     const now = typeof nowOrOptions === "number" ? nowOrOptions : Math.floor(Date.now() / 1000);
-    const text = typeof body === "string" ? body : Buffer.from(body).toString("utf8");
+    // Bytes as their text; anything else as before (a parsed object never matches).
+    const text = body instanceof Uint8Array ? Buffer.from(body).toString("utf8") : String(body);
     return verifyMoneyqSignature(secret, headers, text, now, toleranceSeconds);
   }
   return checkWebhook(secret, headers, body, typeof nowOrOptions === "object" ? nowOrOptions : {})

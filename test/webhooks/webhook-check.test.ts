@@ -62,6 +62,13 @@ describe("checkWebhook says why a delivery is refused", () => {
     expect(verifyWebhook(SECRET, given, body, { now: NOW })).toBe(false);
   });
 
+  it("keeps the one-header form's answer for a parsed body: false, not a throw", () => {
+    const legacy = `t=${NOW},v1=${createHmac("sha256", SECRET).update(`${NOW}.${BODY}`).digest("hex")}`;
+    expect(verifyWebhook(SECRET, legacy, BODY, NOW)).toBe(true);
+    expect(verifyWebhook(SECRET, legacy, Buffer.from(BODY), NOW)).toBe(true);
+    expect(verifyWebhook(SECRET, legacy, JSON.parse(BODY), NOW)).toBe(false);
+  });
+
   it("names the missing headers and the age in its message, never the secret", () => {
     const missing = checkWebhook(SECRET, {}, BODY, { now: NOW });
     expect(missing).toMatchObject({
