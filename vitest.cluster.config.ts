@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config";
+import { twoGroups } from "./test/setup/two-groups.js";
 
 /** Batch and queue suites: orders and counts, no rate or latency measured; two at a time. */
 const WAITING = [
@@ -43,21 +44,9 @@ export default defineConfig({
     globalSetup: ["test/setup/cluster-setup.ts"],
     testTimeout: 60_000,
     hookTimeout: 60_000,
-    projects: [
-      {
-        extends: true,
-        test: {
-          name: "waiting",
-          include: WAITING,
-          exclude: [...NOT_ON_A_CLUSTER, ...LANE_ORDER],
-          maxWorkers: 2,
-          sequence: { groupOrder: 0 },
-        },
-      },
-      {
-        extends: true,
-        test: { name: "timed", include: TIMED, maxWorkers: 1, sequence: { groupOrder: 1 } },
-      },
-    ],
+    projects: twoGroups(
+      { name: "waiting", include: WAITING, exclude: [...NOT_ON_A_CLUSTER, ...LANE_ORDER] },
+      { name: "timed", include: TIMED },
+    ),
   },
 });

@@ -2,6 +2,7 @@ import { configDefaults, defineConfig } from "vitest/config";
 import { listedOrder } from "./test/setup/listed-order.js";
 import { PARALLEL_FILES } from "./test/setup/parallel-files.js";
 import { SCENARIO_FILES } from "./test/setup/scenarios.js";
+import { twoGroups } from "./test/setup/two-groups.js";
 
 // The deployment tests need Prometheus, promtool and docker-compose (`npm run test:deploy`);
 // the browser tests, Chromium (`npm run test:browser`); the cluster tests, a local Redis
@@ -25,27 +26,13 @@ export default defineConfig({
     // Pipeline tests measure rates at the sandbox; files competing for the two cores would
     // distort those measurements, so every file but those listed in PARALLEL_FILES runs alone,
     // after the listed ones have run two at a time.
-    projects: [
+    projects: twoGroups(
+      { name: "parallel", include: [...PARALLEL_FILES], exclude: ELSEWHERE },
       {
-        extends: true,
-        test: {
-          name: "parallel",
-          include: [...PARALLEL_FILES],
-          exclude: ELSEWHERE,
-          maxWorkers: 2,
-          sequence: { groupOrder: 0 },
-        },
+        name: "alone",
+        include: ["test/**/*.test.ts"],
+        exclude: [...ELSEWHERE, ...PARALLEL_FILES],
       },
-      {
-        extends: true,
-        test: {
-          name: "alone",
-          include: ["test/**/*.test.ts"],
-          exclude: [...ELSEWHERE, ...PARALLEL_FILES],
-          maxWorkers: 1,
-          sequence: { groupOrder: 1 },
-        },
-      },
-    ],
+    ),
   },
 });

@@ -1,6 +1,7 @@
 import { defineConfig } from "vitest/config";
 import { listedOrder } from "./test/setup/listed-order.js";
 import { TIMED_SCENARIOS, WAITING_SCENARIOS } from "./test/setup/scenarios.js";
+import { twoGroups } from "./test/setup/two-groups.js";
 
 /**
  * The long scenarios alone (`npm run test:scenarios`); `npm test` runs every other test file.
@@ -14,25 +15,9 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     sequence: { sequencer: listedOrder(WAITING_SCENARIOS) },
-    projects: [
-      {
-        extends: true,
-        test: {
-          name: "waiting",
-          include: [...WAITING_SCENARIOS],
-          maxWorkers: 2,
-          sequence: { groupOrder: 0 },
-        },
-      },
-      {
-        extends: true,
-        test: {
-          name: "timed",
-          include: [...TIMED_SCENARIOS],
-          maxWorkers: 1,
-          sequence: { groupOrder: 1 },
-        },
-      },
-    ],
+    projects: twoGroups(
+      { name: "waiting", include: [...WAITING_SCENARIOS] },
+      { name: "timed", include: [...TIMED_SCENARIOS] },
+    ),
   },
 });
