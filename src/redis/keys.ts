@@ -150,7 +150,7 @@ export function rateKeys(space: Keyspace, account: string) {
   return {
     /** The next free slot's time (GCRA's theoretical arrival time). */
     slot: rate,
-    /** Lane state (hash: run, bulkBy, fetchBy: redis/scripts/reserve-slots.ts). */
+    /** Lane state (hash: run, bulkBy). */
     lanes: `${rate}:lanes`,
     /** Set while the account is paused by a 429's Retry-After. */
     pause: `${rate}:pause`,

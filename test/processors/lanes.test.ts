@@ -139,7 +139,7 @@ describe("lanes", () => {
     await producer.close();
     const first = (await sandbox.requests("acct_flood")).slice(0, 100);
     const bulk = first.filter((r) => !r.idempotencyKey?.startsWith("flood-urgent-")).length;
-    // Urgent first, but never more than four slots in a row while bulk waits: bulk had 20 of
+    // Urgent first, but never more than four slots in a row while bulk waits: bulk had 17 of
     // 100 when measured; without the cap at fetch it had none.
     expect(bulk).toBeGreaterThanOrEqual(10);
     expect(bulk).toBeLessThan(50);

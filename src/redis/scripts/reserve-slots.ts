@@ -24,12 +24,11 @@ const BULK_SCORES = priorityScoreRange(3);
  * (docs/pipeline.md, "Lanes"): a bulk request takes a slot only when it is at most `bulkAhead`
  * ms away, and hands its job back when a lookup or urgent job waits to be fetched; a lookup or
  * urgent request takes the earliest slot a bulk request reserved but has not cleared yet (that
- * bulk request then asks again; never a slot of bulk's turn), else the next free one up to
+ * bulk request then asks again; never the slot of bulk's turn), else the next free one up to
  * `maxAhead` ms ahead, but never more than `cap` slots in a row while bulk waits (until the
- * bulk request told to wait comes back, or the bulk job moved to the front for it takes its
- * slot); when bulk waits only in the queue (every worker busy with lookups and urgent jobs),
- * its oldest job is moved to the queue's front and the lookup or urgent job hands its own back
- * to make room. A bulk job held by its lane or a
+ * bulk request comes back, or the bulk job moved to the front for it takes its slot); when bulk waits only in the queue (every
+ * worker busy with lookups and urgent jobs), its oldest job is moved to the queue's front and
+ * the lookup or urgent job hands its own back to make room. A bulk job held by its lane or a
  * velocity limit while bulk has its turn passes the turn at once to the next bulk job (moved
  * to the front): a held currency's rows are set aside at the speed of a round trip, and the
  * account's other currencies reach the gate behind them, instead of one row per turn.
@@ -49,14 +48,12 @@ const BULK_SCORES = priorityScoreRange(3);
  * twice, nor held by its own count).
  *
  * KEYS: 1 slot (tat), 2 lane state (hash: run, the high lanes' slots in a row; bulkBy, when a
- * bulk request told to wait comes back; fetchBy, when a bulk job moved to the front is due),
- * 3 the account's pause, 4 its operator pause, 5 the queue's prioritized set, 6 hand-back
- * count, 7 bulk slots reserved ahead (zset by slot time; a slot of bulk's turn, which no
- * lookup or urgent request takes, has its member prefixed 't'), 8 lane holds (hash: currency
- * -> 'insufficient_funds|untilMs', 'velocity:' currency -> untilMs), 9 held jobs (zset of
- * 'cause|currency|jobId' by time), 10 passes (set of job ids); then per request i, from
- * 11 + 3(i - 1): its hold (a batch's meta or a job's hold), job lock, job hash; then the
- * velocity logs and totals the outflow specs name by index.
+ * bulk request told to wait comes back; fetchBy, when a bulk job moved to the front is due;
+ * turnAt, the slot bulk reserved for its turn), 3 the account's pause, 4 its operator pause,
+ * 5 the queue's prioritized set, 6 hand-back count, 7 bulk slots reserved ahead (zset), 8 lane holds (hash: currency -> 'insufficient_funds|untilMs', 'velocity:' currency ->
+ * untilMs), 9 held jobs (zset of 'cause|currency|jobId' by time), 10 passes (set of job ids);
+ * then per request i, from 11 + 3(i - 1): its hold (a batch's meta or a job's hold), job lock,
+ * job hash; then the velocity logs and totals the outflow specs name by index.
  * ARGV: 1 interval, 2 maxAhead, 3 bulkAhead, 4 cap, 5 slack, 6 lead, 7 the number of requests;
  * then per request, from 8 + 7(i - 1): weight, lane priority, hold flag ('1': read its hold),
  * lock token ('' for none), sent flag ('1': refused when the job's hash has its "sent" field;
@@ -88,10 +85,12 @@ local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
 local run = tonumber(redis.call('HGET', KEYS[2], 'run') or '0')
 local bulkBy = tonumber(redis.call('HGET', KEYS[2], 'bulkBy') or '0')
 local fetchBy = tonumber(redis.call('HGET', KEYS[2], 'fetchBy') or '0')
+local turnAt = tonumber(redis.call('HGET', KEYS[2], 'turnAt') or '0')
 local pausedMs = redis.call('PTTL', KEYS[3])
 local held = redis.call('EXISTS', KEYS[4]) == 1
 local yielded = tonumber(redis.call('GET', KEYS[6]) or '0')
-local runBefore, bulkByBefore, fetchByBefore, added = run, bulkBy, fetchBy, false
+local runBefore, bulkByBefore, fetchByBefore, turnAtBefore = run, bulkBy, fetchBy, turnAt
+local added = false
 local waitingHigh = -1
 local taken = false
 local out = {}
@@ -251,12 +250,11 @@ for i = 1, tonumber(ARGV[7]) do
         tat = start + interval * tonumber(ARGV[a])
         taken = true
         if delay >= lead or sends then
-          -- A slot of bulk's turn under the cap is not one a lookup or urgent request may take
-          -- (taken, the bulk job would ask again, make way, and bulk would never send).
-          local member = msText(start)
-          if run >= cap then member = 't' .. member end
-          redis.call('ZADD', KEYS[7], msText(start), member)
+          redis.call('ZADD', KEYS[7], msText(start), msText(start))
           added = true
+          -- Bulk's turn under the cap: its slot is not one a lookup or urgent request may take
+          -- (taken, the bulk job would ask again and make way: bulk would never send).
+          if run >= cap then turnAt = tonumber(msText(start)) end
         end
         run = 0
         -- Bulk has had its turn: a bulk job moved to the front for it no longer holds the high
@@ -275,16 +273,12 @@ for i = 1, tonumber(ARGV[7]) do
       fetchBy = now + slack
       answer(6, 0)
     else
-      -- The earliest bulk slot not of bulk's turn (at most one slot in cap + 1 is).
-      local ahead = redis.call('ZRANGEBYSCORE', KEYS[7], from, '+inf', 'WITHSCORES', 'LIMIT', 0, 8)
-      local first = nil
-      for j = 1, #ahead, 2 do
-        if string.sub(ahead[j], 1, 1) ~= 't' then
-          first = { ahead[j], ahead[j + 1] }
-          break
-        end
+      local first = redis.call('ZRANGEBYSCORE', KEYS[7], from, '+inf', 'WITHSCORES', 'LIMIT', 0, 2)
+      if #first > 0 and first[1] == msText(turnAt) then
+        table.remove(first, 1)
+        table.remove(first, 1)
       end
-      if first ~= nil then
+      if #first > 0 then
         redis.call('ZREM', KEYS[7], first[1])
         run = run + 1
         answer(1, tonumber(first[2]) - now, tonumber(first[2]))
@@ -304,9 +298,10 @@ if taken then
   redis.call('SET', KEYS[1], msText(tat), 'PX', math.ceil(tat - now) + 1000)
 end
 -- Written only when changed: this script runs for every request of the account.
-if run ~= runBefore or bulkBy ~= bulkByBefore or fetchBy ~= fetchByBefore then
+if run ~= runBefore or bulkBy ~= bulkByBefore or fetchBy ~= fetchByBefore
+  or turnAt ~= turnAtBefore then
   redis.call('HSET', KEYS[2], 'run', tostring(run), 'bulkBy', msText(bulkBy), 'fetchBy',
-    msText(fetchBy))
+    msText(fetchBy), 'turnAt', msText(turnAt))
   redis.call('PEXPIRE', KEYS[2], 60000)
 end
 if added then
