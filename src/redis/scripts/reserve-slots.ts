@@ -24,9 +24,8 @@ const BULK_SCORES = priorityScoreRange(3);
  * (docs/pipeline.md, "Lanes"): a bulk request takes a slot only when it is at most `bulkAhead`
  * ms away, and hands its job back when a lookup or urgent job waits to be fetched; a lookup or
  * urgent request takes the earliest slot a bulk request reserved but has not cleared yet (that
- * bulk request then asks again; never the slot of bulk's turn), else the next free one up to
- * `maxAhead` ms ahead, but never more than `cap` slots in a row while bulk waits (until the
- * bulk request comes back, or the bulk job moved to the front for it takes its slot); when bulk waits only in the queue (every
+ * bulk request then asks again), else the next free one up to `maxAhead` ms ahead, but never
+ * more than `cap` slots in a row while bulk waits; when bulk waits only in the queue (every
  * worker busy with lookups and urgent jobs), its oldest job is moved to the queue's front and
  * the lookup or urgent job hands its own back to make room. A bulk job held by its lane or a
  * velocity limit while bulk has its turn passes the turn at once to the next bulk job (moved
@@ -47,10 +46,9 @@ const BULK_SCORES = priorityScoreRange(3);
  * that takes a slot is counted in every log, once per job (a job asking again is not counted
  * twice, nor held by its own count).
  *
- * KEYS: 1 slot (tat), 2 lane state (hash: run, the high lanes' slots in a row; bulkBy, when a
- * bulk request told to wait comes back; fetchBy, when a bulk job moved to the front is due;
- * turnAt, the slot bulk reserved for its turn), 3 the account's pause, 4 its operator pause,
- * 5 the queue's prioritized set, 6 hand-back count, 7 bulk slots reserved ahead (zset), 8 lane holds (hash: currency -> 'insufficient_funds|untilMs', 'velocity:' currency ->
+ * KEYS: 1 slot (tat), 2 lane state (hash: run, bulkBy), 3 the account's pause, 4 its operator
+ * pause, 5 the queue's prioritized set, 6 hand-back count, 7 bulk slots reserved ahead
+ * (zset), 8 lane holds (hash: currency -> 'insufficient_funds|untilMs', 'velocity:' currency ->
  * untilMs), 9 held jobs (zset of 'cause|currency|jobId' by time), 10 passes (set of job ids);
  * then per request i, from 11 + 3(i - 1): its hold (a batch's meta or a job's hold), job lock,
  * job hash; then the velocity logs and totals the outflow specs name by index.
@@ -84,13 +82,10 @@ local lead = tonumber(ARGV[6])
 local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
 local run = tonumber(redis.call('HGET', KEYS[2], 'run') or '0')
 local bulkBy = tonumber(redis.call('HGET', KEYS[2], 'bulkBy') or '0')
-local fetchBy = tonumber(redis.call('HGET', KEYS[2], 'fetchBy') or '0')
-local turnAt = tonumber(redis.call('HGET', KEYS[2], 'turnAt') or '0')
 local pausedMs = redis.call('PTTL', KEYS[3])
 local held = redis.call('EXISTS', KEYS[4]) == 1
 local yielded = tonumber(redis.call('GET', KEYS[6]) or '0')
-local runBefore, bulkByBefore, fetchByBefore, turnAtBefore = run, bulkBy, fetchBy, turnAt
-local added = false
+local runBefore, bulkByBefore, added = run, bulkBy, false
 local waitingHigh = -1
 local taken = false
 local out = {}
@@ -221,7 +216,7 @@ for i = 1, tonumber(ARGV[7]) do
       local head = redis.call('ZRANGEBYSCORE', KEYS[5], ${BULK_SCORES[0]}, '+inf', 'LIMIT', 0, 1)
       if #head > 0 then
         redis.call('ZADD', KEYS[5], 0, head[1])
-        fetchBy = now + slack
+        bulkBy = now + slack
       end
     end
   elseif #out < 3 * i then
@@ -249,20 +244,14 @@ for i = 1, tonumber(ARGV[7]) do
       else
         tat = start + interval * tonumber(ARGV[a])
         taken = true
+        run = 0
         if delay >= lead or sends then
           redis.call('ZADD', KEYS[7], msText(start), msText(start))
           added = true
-          -- Bulk's turn under the cap: its slot is not one a lookup or urgent request may take
-          -- (taken, the bulk job would ask again and make way: bulk would never send).
-          if run >= cap then turnAt = tonumber(msText(start)) end
         end
-        run = 0
-        -- Bulk has had its turn: a bulk job moved to the front for it no longer holds the high
-        -- lanes back (held until the slack ran out, they took a tenth of a fast rate).
-        fetchBy = 0
         answer(1, delay, start)
       end
-    elseif run >= cap and now <= math.max(bulkBy, fetchBy) + slack then
+    elseif run >= cap and now <= bulkBy + slack then
       answer(0, interval)
     elseif run >= cap and redis.call('ZCOUNT', KEYS[5], ${BULK_SCORES[0]}, '+inf') > 0 then
       -- Bulk's turn, but no bulk job is at the gate: every worker is busy with lookups and
@@ -270,14 +259,10 @@ for i = 1, tonumber(ARGV[7]) do
       -- room for it; bulk counts as waiting until it comes.
       local head = redis.call('ZRANGEBYSCORE', KEYS[5], ${BULK_SCORES[0]}, '+inf', 'LIMIT', 0, 1)
       redis.call('ZADD', KEYS[5], 0, head[1])
-      fetchBy = now + slack
+      bulkBy = now + slack
       answer(6, 0)
     else
-      local first = redis.call('ZRANGEBYSCORE', KEYS[7], from, '+inf', 'WITHSCORES', 'LIMIT', 0, 2)
-      if #first > 0 and first[1] == msText(turnAt) then
-        table.remove(first, 1)
-        table.remove(first, 1)
-      end
+      local first = redis.call('ZRANGEBYSCORE', KEYS[7], from, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
       if #first > 0 then
         redis.call('ZREM', KEYS[7], first[1])
         run = run + 1
@@ -298,10 +283,8 @@ if taken then
   redis.call('SET', KEYS[1], msText(tat), 'PX', math.ceil(tat - now) + 1000)
 end
 -- Written only when changed: this script runs for every request of the account.
-if run ~= runBefore or bulkBy ~= bulkByBefore or fetchBy ~= fetchByBefore
-  or turnAt ~= turnAtBefore then
-  redis.call('HSET', KEYS[2], 'run', tostring(run), 'bulkBy', msText(bulkBy), 'fetchBy',
-    msText(fetchBy), 'turnAt', msText(turnAt))
+if run ~= runBefore or bulkBy ~= bulkByBefore then
+  redis.call('HSET', KEYS[2], 'run', tostring(run), 'bulkBy', msText(bulkBy))
   redis.call('PEXPIRE', KEYS[2], 60000)
 end
 if added then
