@@ -11,6 +11,7 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund --ignore-scripts
 COPY tsconfig.json tsconfig.build.json ./
+COPY scripts ./scripts
 COPY src ./src
 # Compile src to dist; then only production dependencies stay.
 RUN npm run build && npm prune --omit=dev --no-audit --no-fund

@@ -12,11 +12,9 @@ const ROUNDS = 5;
 const ROOT = join(import.meta.dirname, "..");
 
 // The children run the compiled package: build it from the current sources first.
-const build = spawnSync(
-  process.execPath,
-  [join(ROOT, "node_modules/typescript/bin/tsc"), "-p", join(ROOT, "tsconfig.build.json")],
-  { stdio: "inherit" },
-);
+const build = spawnSync(process.execPath, [join(ROOT, "scripts/build.mjs")], {
+  stdio: "inherit",
+});
 if (build.status !== 0) throw new Error("building dist failed");
 
 const dir = await mkdtemp(join(tmpdir(), "moneyq-bench-"));

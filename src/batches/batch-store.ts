@@ -8,13 +8,15 @@ import {
   unsealedAccountsKey,
   unsealedBatchesKey,
 } from "../redis/keys.js";
-import { ABANDON_SUBMISSION } from "../redis/scripts/abandon-submission.js";
-import { BATCH_QUEUED } from "../redis/scripts/batch-queued.js";
-import { BEGIN_BATCH_SUBMIT } from "../redis/scripts/begin-batch-submit.js";
-import { CANCEL_BATCH } from "../redis/scripts/cancel-batch.js";
-import { CANCELLABLE_BATCH_STATES } from "../redis/scripts/fragments.js";
+import { CANCELLABLE_BATCH_STATES } from "../redis/scripts/lua-constants.js";
+import {
+  ABANDON_SUBMISSION,
+  BATCH_QUEUED,
+  BEGIN_BATCH_SUBMIT,
+  CANCEL_BATCH,
+  SET_BATCH_ROWS,
+} from "../redis/scripts/lua-scripts.js";
 import { defineScripts } from "../redis/scripts/script.js";
-import { SET_BATCH_ROWS } from "../redis/scripts/set-batch-rows.js";
 import {
   BatchDecisionError,
   BatchNotCancellableError,
@@ -109,8 +111,8 @@ type BatchRedis = RedisConnection & {
  *
  * Each move that has an event appends it to the results stream in the same script.
  *
- * The completion rule and the cancellable states are written once, in
- * redis/scripts/fragments.ts, and every script that moves a batch composes them.
+ * The completion rule and the cancellable states are written once, in redis/scripts/includes/
+ * and redis/scripts/lua-constants.ts, and every script that moves a batch includes them.
  */
 export class BatchStore {
   readonly #redis: BatchRedis;

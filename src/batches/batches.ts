@@ -12,7 +12,7 @@ import { CANCELLED_BY, CANCELLED_MAYBE_SENT } from "../queues/work-holds.js";
 import type { RedisConnection } from "../redis/connection.js";
 import { batchReferencesKey, keyspace } from "../redis/keys.js";
 import { ReplicaWaits } from "../redis/replica-waits.js";
-import { CLAIM_BATCH_REFERENCES } from "../redis/scripts/claim-batch-references.js";
+import { CLAIM_BATCH_REFERENCES } from "../redis/scripts/lua-scripts.js";
 import { defineScripts } from "../redis/scripts/script.js";
 import { RESULT_KINDS, type ResultKind } from "../results/job-result.js";
 import type { ReportLine } from "../results/report-line.js";

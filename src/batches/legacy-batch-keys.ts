@@ -1,6 +1,6 @@
 import type { RedisConnection } from "../redis/connection.js";
 import { batchKeys, keyspace, legacyBatchKeys } from "../redis/keys.js";
-import { MOVE_LEGACY_BATCH } from "../redis/scripts/move-legacy-batch.js";
+import { MOVE_LEGACY_BATCH } from "../redis/scripts/lua-scripts.js";
 import { defineScripts } from "../redis/scripts/script.js";
 
 type MigratingRedis = RedisConnection & {

@@ -1,6 +1,5 @@
 import type { RedisConnection } from "../redis/connection.js";
-import { DELETE_IF_HELD } from "../redis/scripts/delete-if-held.js";
-import { RENEW_LEASE } from "../redis/scripts/renew-lease.js";
+import { DELETE_IF_HELD, RENEW_LEASE } from "../redis/scripts/lua-scripts.js";
 import { defineScripts } from "../redis/scripts/script.js";
 
 type LeaseRedis = RedisConnection & {

@@ -1,7 +1,6 @@
 import type { RedisConnection } from "../redis/connection.js";
 import { batchKeys, jobHoldKey, type Keyspace, outflowKeys } from "../redis/keys.js";
-import { END_LANE_HOLD } from "../redis/scripts/end-lane-hold.js";
-import { HOLD_LANE } from "../redis/scripts/hold-lane.js";
+import { END_LANE_HOLD, HOLD_LANE } from "../redis/scripts/lua-scripts.js";
 import { defineScripts } from "../redis/scripts/script.js";
 
 type HoldsRedis = RedisConnection & {

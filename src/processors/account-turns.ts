@@ -4,7 +4,7 @@ import { markedAt, workDueAt } from "../redis/bullmq-internals.js";
 import type { RedisConnection } from "../redis/connection.js";
 import { turnKeys } from "../redis/keys.js";
 import type { RepeatedErrors } from "../redis/repeated-errors.js";
-import { CLAIM_TURNS, RELEASE_TURN } from "../redis/scripts/claim-turns.js";
+import { CLAIM_TURNS, RELEASE_TURN } from "../redis/scripts/lua-scripts.js";
 import { defineScripts } from "../redis/scripts/script.js";
 
 /** How often turns are taken, let go and handed over. */

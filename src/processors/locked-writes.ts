@@ -1,11 +1,19 @@
 import type { Job } from "bullmq";
 import { jobKeyOf, lockKeyOf } from "../redis/bullmq-internals.js";
 import type { RedisConnection } from "../redis/connection.js";
+import { WRITE_JOB_DATA } from "../redis/scripts/lua-scripts.js";
 import { defineScripts } from "../redis/scripts/script.js";
-import { WRITE_JOB_DATA } from "../redis/scripts/write-job-data.js";
 
 type WritingRedis = RedisConnection & {
-  moneyqWriteJobData(keyCount: number, ...keysAndArgs: string[]): Promise<number>;
+  moneyqWriteJobData(
+    jobKey: string,
+    lock: string,
+    sentKey: string,
+    token: string,
+    data: string,
+    priority: string,
+    dropSent: string,
+  ): Promise<number>;
 };
 
 /** Thrown when this worker no longer holds the job: it stops, and does nothing more for it. */
@@ -35,7 +43,6 @@ export class LockedWrites {
   ): Promise<void> {
     const lockKey = lockKeyOf(job);
     const written = await this.#redis.moneyqWriteJobData(
-      3,
       jobKeyOf(job),
       lockKey,
       options.dropSent ?? lockKey,

@@ -13,9 +13,12 @@ import {
 } from "../redis/keys.js";
 import { RedisClock } from "../redis/redis-clock.js";
 import { ReplicaWaits } from "../redis/replica-waits.js";
-import { CLEAR_SLOTS } from "../redis/scripts/clear-slots.js";
-import { PAUSE_ACCOUNT } from "../redis/scripts/pause-account.js";
-import { RESERVE_SLOTS } from "../redis/scripts/reserve-slots.js";
+import {
+  CLEAR_STATUS,
+  RESERVE_STATUS,
+  VELOCITY_HOLD_BEGUN,
+} from "../redis/scripts/lua-constants.js";
+import { CLEAR_SLOTS, PAUSE_ACCOUNT, RESERVE_SLOTS } from "../redis/scripts/lua-scripts.js";
 import { defineScripts } from "../redis/scripts/script.js";
 
 type GateRedis = RedisConnection & {
@@ -335,7 +338,7 @@ export class RateGate {
     const answer = await this.#redis.moneyqClearSlots(keys.length, ...keys, ...(args as string[]));
     this.#clock.sample(sentAt, Number(answer.at(-1)), performance.now());
     const recordedSent = requests.some(
-      (r, i) => r.options.sentKey !== undefined && Number(answer[2 * i]) === 1,
+      (r, i) => r.options.sentKey !== undefined && Number(answer[2 * i]) === CLEAR_STATUS.CLEAR,
     );
     // A "sent" record a failover could lose would let the request leave twice: it leaves only
     // once the replicas have it (one wait covers every record of the call). A wait that fails
@@ -345,13 +348,14 @@ export class RateGate {
     return requests.map((r, i) => {
       const status = Number(answer[2 * i]);
       const value = Number(answer[2 * i + 1]);
-      if (status === 1 && r.options.sentKey !== undefined && !replicated)
+      if (status === CLEAR_STATUS.CLEAR && r.options.sentKey !== undefined && !replicated)
         return { clear: false, notReplicated: true };
-      if (status === 1) return { clear: true };
-      if (status === 3) return { clear: false, pausedMs: Math.max(1, Math.ceil(value)) };
-      if (status === 4) return { clear: false, held: true };
-      if (status === 5) return { clear: false, lockLost: true };
-      if (status === 9) return { clear: false, taken: true };
+      if (status === CLEAR_STATUS.CLEAR) return { clear: true };
+      if (status === CLEAR_STATUS.PAUSED)
+        return { clear: false, pausedMs: Math.max(1, Math.ceil(value)) };
+      if (status === CLEAR_STATUS.OPERATOR_HELD) return { clear: false, held: true };
+      if (status === CLEAR_STATUS.LOCK_LOST) return { clear: false, lockLost: true };
+      if (status === CLEAR_STATUS.TAKEN) return { clear: false, taken: true };
       return { clear: false, late: true };
     });
   }
@@ -364,32 +368,37 @@ function reservationOf(
   at: number,
 ): Reservation | { readonly reserved: true; readonly delayMs: number; readonly at: number } {
   switch (status) {
-    case 1:
+    case RESERVE_STATUS.RESERVED:
       // Kept fractional, as the script compared it with the lead.
       return { reserved: true, delayMs: Math.max(0, value), at };
-    case 2:
+    case RESERVE_STATUS.CANCELLED:
       return { reserved: false, cancelled: true };
-    case 3:
+    case RESERVE_STATUS.PAUSED:
       return { reserved: false, pausedMs: Math.max(1, Math.ceil(value)) };
-    case 4:
+    case RESERVE_STATUS.OPERATOR_HELD:
       return { reserved: false, held: true };
-    case 5:
+    case RESERVE_STATUS.LOCK_LOST:
       return { reserved: false, lockLost: true };
-    case 6:
+    case RESERVE_STATUS.YIELD:
       return { reserved: false, yielded: true };
-    case 7:
+    case RESERVE_STATUS.ALREADY_SENT:
       return { reserved: false, alreadySent: true };
-    case 8:
+    case RESERVE_STATUS.BATCH_HELD:
       return { reserved: false, batchHeldMs: Math.max(0, Math.ceil(value)) };
-    case 9: {
-      const began = at === 1 ? "currency" : at === 2 ? "beneficiary" : undefined;
+    case RESERVE_STATUS.VELOCITY_HELD: {
+      const began =
+        at === VELOCITY_HOLD_BEGUN.CURRENCY
+          ? "currency"
+          : at === VELOCITY_HOLD_BEGUN.BENEFICIARY
+            ? "beneficiary"
+            : undefined;
       const ms = Math.max(1, Math.ceil(value));
       return {
         reserved: false,
         outflowHeld: { cause: "velocity", ms, ...(began !== undefined && { began }) },
       };
     }
-    case 10:
+    case RESERVE_STATUS.FUNDS_HELD:
       return {
         reserved: false,
         outflowHeld: { cause: "insufficient_funds", ms: Math.max(0, Math.ceil(value)) },

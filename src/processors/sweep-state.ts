@@ -1,14 +1,13 @@
 import { randomUUID } from "node:crypto";
 import type { RedisConnection } from "../redis/connection.js";
 import { type Keyspace, sweepKeys } from "../redis/keys.js";
-import { DELETE_IF_HELD } from "../redis/scripts/delete-if-held.js";
-import { RENEW_LEASE } from "../redis/scripts/renew-lease.js";
+import { DELETE_IF_HELD, RENEW_LEASE } from "../redis/scripts/lua-scripts.js";
 import { defineScripts } from "../redis/scripts/script.js";
 import type { DriftKind } from "./drift.js";
 
 type SweepRedis = RedisConnection & {
   moneyqDeleteIfHeld(key: string, token: string): Promise<number>;
-  moneyqRenewLease(key: string, token: string, ms: string): Promise<number>;
+  moneyqRenewLease(key: string, meta: string, token: string, ms: string): Promise<number>;
 };
 
 /**
@@ -79,10 +78,15 @@ export class SweepState {
 
   /** Extends the lease; false when it was lost (this sweep must stop). */
   async renew(): Promise<boolean> {
-    return (
-      (await this.#redis.moneyqRenewLease(this.#keys.lock, this.#token, String(SWEEP_LEASE_MS))) ===
-      1
+    const { lock } = this.#keys;
+    // No batch's meta: the lease itself stands in its place.
+    const renewed = await this.#redis.moneyqRenewLease(
+      lock,
+      lock,
+      this.#token,
+      String(SWEEP_LEASE_MS),
     );
+    return renewed === 1;
   }
 
   async unlock(): Promise<void> {

@@ -3,7 +3,7 @@ import type { Job, Queue } from "bullmq";
 import { jobKeyOf } from "../redis/bullmq-internals.js";
 import type { RedisConnection } from "../redis/connection.js";
 import { type Keyspace, keyspace, replayLockKey, SENT_FIELD } from "../redis/keys.js";
-import { DELETE_IF_HELD } from "../redis/scripts/delete-if-held.js";
+import { DELETE_IF_HELD } from "../redis/scripts/lua-scripts.js";
 import { defineScripts } from "../redis/scripts/script.js";
 import { JobResult } from "../results/job-result.js";
 import type { ResultsStore } from "../results/results-store.js";

@@ -2,7 +2,7 @@ import { type PaymentRepeatsPolicy, paymentRepeatsOf } from "../config.js";
 import { bullKeys } from "../redis/bullmq-internals.js";
 import type { RedisConnection } from "../redis/connection.js";
 import { type Keyspace, keyspace, paymentRepeatKeys, resultMarkerKey } from "../redis/keys.js";
-import { RECORD_PAYMENT_REPEATS } from "../redis/scripts/record-payment-repeats.js";
+import { RECORD_PAYMENT_REPEATS } from "../redis/scripts/lua-scripts.js";
 import { defineScripts } from "../redis/scripts/script.js";
 import { jobIdFor } from "./idempotency-key.js";
 import type { JobEnvelope } from "./job-envelope.js";

@@ -1,8 +1,7 @@
 import { hash } from "node:crypto";
 import type { RedisConnection } from "../redis/connection.js";
 import { fingerprintKey, type Keyspace, keyspace, legacyJobKeys } from "../redis/keys.js";
-import { CLAIM_FINGERPRINTS } from "../redis/scripts/claim-fingerprints.js";
-import { RELEASE_FINGERPRINTS } from "../redis/scripts/release-fingerprints.js";
+import { CLAIM_FINGERPRINTS, RELEASE_FINGERPRINTS } from "../redis/scripts/lua-scripts.js";
 import { defineScripts } from "../redis/scripts/script.js";
 import { perSlotGroup, slotGroups } from "../redis/slot-groups.js";
 import type { JobEnvelope } from "./job-envelope.js";

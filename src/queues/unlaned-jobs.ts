@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Job, Queue } from "bullmq";
 import { bullKeys, JOB_FIELDS } from "../redis/bullmq-internals.js";
 import type { RedisConnection } from "../redis/connection.js";
-import { DELETE_IF_HELD } from "../redis/scripts/delete-if-held.js";
+import { DELETE_IF_HELD } from "../redis/scripts/lua-scripts.js";
 import { defineScripts } from "../redis/scripts/script.js";
 import type { JobData } from "./job-data.js";
 import { LANE_PRIORITY, type Lane } from "./lanes.js";

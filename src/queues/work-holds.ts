@@ -1,5 +1,5 @@
 import type { RedisConnection } from "../redis/connection.js";
-import { DECIDE_HELD_WORK } from "../redis/scripts/decide-held-work.js";
+import { DECIDE_HELD_WORK } from "../redis/scripts/lua-scripts.js";
 import { defineScripts } from "../redis/scripts/script.js";
 
 /** Why held work was cancelled (a hold's `cancelReason`). */

@@ -24,8 +24,8 @@ import type { RedisConnection } from "./connection.js";
  *   BullMQ priorities, and the rate gate reorders a lane by rewriting these scores.
  * - The wait list: a job without priority waits in `<queueKey>:wait`, also while the queue is
  *   paused (the queue's meta hash then has a `paused` field). BullMQ 5 kept a paused queue's
- *   jobs in a `<queueKey>:paused` list instead; `LEGACY_PAUSED` names it so that jobs left
- *   there by an older release can be moved back (scripts/move-legacy-paused.ts).
+ *   jobs in a `<queueKey>:paused` list instead; `bullKeys.legacyPaused` names it so that jobs
+ *   left there by an older release can be moved back (queues/unlaned-jobs.ts).
  * - The meta hash `<queueKey>:meta` exists once a Queue or Worker has opened the queue.
  * - `job.moveToDelayed(at, token)` moves an active job to `<queueKey>:delayed`, releasing its
  *   lock, and a worker then fetches it once `at` has passed.

@@ -1,7 +1,7 @@
 import { Coalescer } from "./coalescer.js";
 import type { RedisConnection } from "./connection.js";
 import { type Keyspace, replicationMarkKey } from "./keys.js";
-import { MARK_AND_COUNT_REPLICAS } from "./scripts/mark-and-count-replicas.js";
+import { MARK_AND_COUNT_REPLICAS } from "./scripts/lua-scripts.js";
 import { defineScripts } from "./scripts/script.js";
 
 type CountingRedis = RedisConnection & {

@@ -29,7 +29,7 @@ export function newEventId(): string {
 /**
  * The envelope of a job's terminal result, as JSON, up to its `data`: the result's own JSON
  * and a closing `}` complete it. Apart, so that the emission sends the result's JSON once and
- * the script joins the two (redis/scripts/emit-results.ts).
+ * the script joins the two (redis/scripts/emit-results.lua).
  */
 export function jobEventHead(result: JobResult): string {
   const head = JSON.stringify({

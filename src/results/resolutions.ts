@@ -8,7 +8,7 @@ import {
   resolutionTrailKey,
   resultsStreamKey,
 } from "../redis/keys.js";
-import { RECORD_RESOLUTION } from "../redis/scripts/record-resolution.js";
+import { RECORD_RESOLUTION } from "../redis/scripts/lua-scripts.js";
 import { defineScripts } from "../redis/scripts/script.js";
 import { newEventId } from "./event-envelope.js";
 import type { JobResult } from "./job-result.js";

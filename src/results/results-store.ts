@@ -14,8 +14,7 @@ import {
   successesKey,
   upstreamIdKey,
 } from "../redis/keys.js";
-import { EMIT_RESULTS } from "../redis/scripts/emit-results.js";
-import { FORGET_RESULT } from "../redis/scripts/forget-result.js";
+import { EMIT_RESULTS, FORGET_RESULT } from "../redis/scripts/lua-scripts.js";
 import { defineScripts } from "../redis/scripts/script.js";
 import { perSlotGroup } from "../redis/slot-groups.js";
 import { batchRowOf } from "./batch-row.js";

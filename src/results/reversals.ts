@@ -7,7 +7,7 @@ import {
   resultsStreamKey,
   reversalKey,
 } from "../redis/keys.js";
-import { RECORD_REVERSAL } from "../redis/scripts/record-reversal.js";
+import { RECORD_REVERSAL } from "../redis/scripts/lua-scripts.js";
 import { defineScripts } from "../redis/scripts/script.js";
 import { newEventId } from "./event-envelope.js";
 import type { JobResult } from "./job-result.js";

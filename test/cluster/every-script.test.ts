@@ -1,5 +1,4 @@
 import { createHash } from "node:crypto";
-import { readdirSync } from "node:fs";
 import { Readable } from "node:stream";
 import { type Cluster, Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -10,6 +9,7 @@ import { accountQueueName } from "../../src/queues/queue-names.js";
 import { RequestFingerprints } from "../../src/queues/request-fingerprint.js";
 import { bullKeys } from "../../src/redis/bullmq-internals.js";
 import { resultMarkerKey } from "../../src/redis/keys.js";
+import * as catalogue from "../../src/redis/scripts/lua-scripts.js";
 import type { Script } from "../../src/redis/scripts/script.js";
 import { bankJob } from "../fixtures/batches.js";
 import { hookedProducer } from "../helpers/hooks.js";
@@ -23,22 +23,15 @@ import {
 } from "../helpers/service.js";
 
 // Run by `npm run test:cluster` only: it needs the local cluster of test/setup/cluster-setup.ts.
-// Every Lua script of src/redis/scripts, found by reading the folder, so a new one is covered.
-const SCRIPT_DIR = new URL("../../src/redis/scripts/", import.meta.url);
-const SCRIPTS: Script[] = (
-  await Promise.all(
-    readdirSync(SCRIPT_DIR)
-      .filter((file) => file.endsWith(".ts"))
-      .map(async (file) => Object.values(await import(new URL(file, SCRIPT_DIR).href))),
-  )
-)
-  .flat()
-  .filter((v): v is Script => typeof v === "object" && v !== null && "lua" in v);
+// Every Lua script of src/redis/scripts (its catalogue, checked against the folder by
+// test/redis/lua-headers.test.ts), so a new one is covered.
+const SCRIPTS: Script[] = Object.values(catalogue);
 const SHA_OF_SHOWN = new Map(SCRIPTS.map((s) => [shownByMonitor(s.lua), sha1(s.lua)]));
 // Batches written by a release before batches had accounts exist only on a single Redis.
 const SINGLE_REDIS_ONLY = new Set(["moneyqMoveLegacyBatch"]);
 // The accounts' turns are the service's, not an account's: their keys share the tag `turns`.
 const SHARED_SLOT = new Set(["moneyqClaimTurns", "moneyqReleaseTurn"]);
+const SCRIPT_OF_SHA = new Map(SCRIPTS.map((s) => [sha1(s.lua), s]));
 const SHARED_SHAS = new Set(SCRIPTS.filter((s) => SHARED_SLOT.has(s.name)).map((s) => sha1(s.lua)));
 
 const CHECKERS = { alpha: "tok_alpha_checker_0123456789", beta: "tok_beta_checker_01234567890" };
@@ -80,6 +73,8 @@ function scriptNamed(name: string): Script {
 interface ScriptCall {
   readonly sha: string;
   readonly keys: readonly string[];
+  /** How many arguments (ARGV) it was given. */
+  readonly args: number;
 }
 
 /** Every script call each master runs from now on, by its address (MONITOR on each). */
@@ -124,7 +119,11 @@ function scriptCallOf(args: readonly string[]): ScriptCall | undefined {
   if ((name !== "evalsha" && name !== "eval") || body === undefined) return undefined;
   // ioredis sends a script's text (EVAL) the first time on each connection, then its SHA1.
   const sha = name === "evalsha" ? body : (SHA_OF_SHOWN.get(body) ?? "unknown script");
-  return { sha, keys: args.slice(3, 3 + Number(count)) };
+  return {
+    sha,
+    keys: args.slice(3, 3 + Number(count)),
+    args: Math.max(0, args.length - 3 - Number(count)),
+  };
 }
 
 /**
@@ -160,6 +159,20 @@ function hashTagOf(key: string): string | undefined {
   const open = key.indexOf("{");
   const close = key.indexOf("}", open + 1);
   return open >= 0 && close > open + 1 ? key.slice(open + 1, close) : undefined;
+}
+
+/** A call gives its script the keys and arguments its header names: as many, or more per item. */
+function expectAsItsHeaderSays(call: ScriptCall): void {
+  const script = SCRIPT_OF_SHA.get(call.sha);
+  // BullMQ's own scripts run on the same keys.
+  if (script === undefined) return;
+  const { keys, args, keysPerItem, argsPerItem } = script.header;
+  const fits = (given: number, named: number, perItem: boolean) =>
+    perItem ? given >= named : given === named;
+  expect(
+    fits(call.keys.length, keys.length, keysPerItem) && fits(call.args, args.length, argsPerItem),
+    `${script.name} given ${call.keys.length} keys and ${call.args} arguments`,
+  ).toBe(true);
 }
 
 const finished = (token: string, jobId: string, timeoutMs?: number) =>
@@ -460,6 +473,7 @@ describe("every Lua script on a Redis Cluster, with two accounts on two shards",
         const [tag] = tags;
         if (SHARED_SHAS.has(call.sha)) expect(tag).toBe("turns");
         else expect(masterOf.get(tag as Account), `${tag} ran on ${address}`).toBe(address);
+        expectAsItsHeaderSays(call);
       }
     const missing: string[] = [];
     const perAccount = (s: Script) => !SINGLE_REDIS_ONLY.has(s.name) && !SHARED_SLOT.has(s.name);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { RedisConnection } from "../../src/redis/connection.js";
 import { turnKeys } from "../../src/redis/keys.js";
-import { CLAIM_TURNS, RELEASE_TURN } from "../../src/redis/scripts/claim-turns.js";
+import { CLAIM_TURNS, RELEASE_TURN } from "../../src/redis/scripts/lua-scripts.js";
 import { defineScripts } from "../../src/redis/scripts/script.js";
 import { useTestRedis } from "../helpers/redis.js";
 

@@ -24,12 +24,8 @@ export async function ensureBuild(): Promise<void> {
   );
   if (built >= (await newestMtime(join(root, "src")))) return;
   console.log("building dist/: a source file is newer than the last build");
-  execFileSync(
-    process.execPath,
-    [join(root, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.build.json"],
-    {
-      cwd: root,
-      stdio: "inherit",
-    },
-  );
+  execFileSync(process.execPath, [join(root, "scripts/build.mjs")], {
+    cwd: root,
+    stdio: "inherit",
+  });
 }
