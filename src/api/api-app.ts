@@ -7,7 +7,7 @@ import { validate } from "../contract/field-issues.js";
 import { RedisDownError, redisTroubleOf } from "../redis/refusals.js";
 import { NotReplicatedError } from "../redis/replica-waits.js";
 import type { ApiDeps } from "./api-deps.js";
-import { ApiError, invalidRequest } from "./api-error.js";
+import { ApiError, invalidRequest, UnreadableRequestError } from "./api-error.js";
 import { authenticate, type Caller, requirePermission } from "./auth.js";
 import {
   type AuditFields,
@@ -192,7 +192,6 @@ function routeHandler<P, Q, B>(
       // Read and dropped, not destroyed: destroying it would close the socket before the answer.
       (request.body as Readable).resume();
       throw new ApiError(
-        415,
         "unsupported_media_type",
         `content-type text/csv is not accepted on ${spec.url}: send application/json`,
       );
@@ -222,12 +221,11 @@ function errorHandler(deps: ApiDeps) {
       deps.logger.debug({ url: request.url }, "client closed the connection before the answer");
       return reply.code(499).send();
     }
-    if (error instanceof ApiError) return reply.code(error.status).send(error.body());
+    const send = (answer: ApiError) => reply.code(answer.status).send(answer.body());
+    if (error instanceof ApiError) return send(error);
     // A batch can vanish between its lookup and its use (a refused submission deletes its meta).
     if (error instanceof BatchNotFoundError)
-      return reply
-        .code(404)
-        .send(new ApiError(404, "not_found", `batch ${error.batchId} not found`).body());
+      return send(new ApiError("not_found", `batch ${error.batchId} not found`));
     // Redis refused or could not be reached: nothing was accepted that a retry would repeat
     // (a job's key finds its job; a batch resumes), so the same request again is safe.
     const trouble = redisTroubleOf(error);
@@ -237,22 +235,16 @@ function errorHandler(deps: ApiDeps) {
         error instanceof NotReplicatedError
           ? error.message
           : `${trouble.reason}; nothing was done that the same request would repeat: send it again after ${trouble.retryAfterSeconds} s`;
-      return reply
-        .code(503)
-        .header("retry-after", String(trouble.retryAfterSeconds))
-        .send(new ApiError(503, trouble.code, message).body());
+      reply.header("retry-after", String(trouble.retryAfterSeconds));
+      return send(new ApiError(trouble.code, message));
     }
     const framework = frameworkError(error, request);
     if (framework) {
       if (framework.status === 413) reply.header("connection", "close");
-      return reply.code(framework.status).send(framework.body());
+      return send(framework);
     }
     logError(deps, "API request failed", error, request);
-    return reply
-      .code(500)
-      .send(
-        new ApiError(500, "internal_error", "internal error; the service log has details").body(),
-      );
+    return send(new ApiError("internal_error", "internal error; the service log has details"));
   };
 }
 
@@ -271,7 +263,6 @@ function frameworkError(error: RouterError, request: FastifyRequest): ApiError |
     const { bodyTypes } = request.routeOptions.config;
     const accepted = acceptedTypes(bodyTypes).join(", ");
     return new ApiError(
-      415,
       "unsupported_media_type",
       `content-type ${type} is not accepted on ${request.method} ${request.routeOptions.url}: send ${accepted}`,
       { details: [{ field: "content-type", rule: `must be one of ${accepted}` }] },
@@ -279,15 +270,14 @@ function frameworkError(error: RouterError, request: FastifyRequest): ApiError |
   }
   if (status === 413) {
     const limit = request.routeOptions.bodyLimit ?? JOB_BODY_LIMIT_BYTES;
-    return new ApiError(413, "body_too_large", `the body is larger than ${limit} bytes`, {
+    return new ApiError("body_too_large", `the body is larger than ${limit} bytes`, {
       details: [{ field: "body", rule: `at most ${limit} bytes` }],
     });
   }
-  if (status === 408)
-    return new ApiError(408, "request_timeout", "the request did not arrive in time");
+  if (status === 408) return new ApiError("request_timeout", "the request did not arrive in time");
   if (status === 400 && error.code?.startsWith("FST_ERR_CTP"))
-    return new ApiError(400, "invalid_body", error.message);
-  if (status < 500) return new ApiError(status, "bad_request", error.message);
+    return new ApiError("invalid_body", error.message);
+  if (status < 500) return new UnreadableRequestError(status, error.message);
   return undefined;
 }
 
@@ -302,14 +292,13 @@ function notFoundHandler(routes: readonly RouteSpec[]) {
         .header("allow", allowed.join(", "))
         .send(
           new ApiError(
-            405,
             "method_not_allowed",
             `${request.method} is not allowed on ${path}; allowed: ${allowed.join(", ")}`,
           ).body(),
         );
     return reply
       .code(404)
-      .send(new ApiError(404, "not_found", `no route ${request.method} ${path}`).body());
+      .send(new ApiError("not_found", `no route ${request.method} ${path}`).body());
   };
 }
 
@@ -320,7 +309,7 @@ function sendUrlError(reply: FastifyReply, error: Error & { code?: string }): vo
       ? `each path parameter at most ${MAX_PARAM_LENGTH} characters`
       : "must be valid percent-encoding (RFC 3986)";
   reply.code(400).send(
-    new ApiError(400, "invalid_url", `the URL is not valid: path: ${rule}`, {
+    new ApiError("invalid_url", `the URL is not valid: path: ${rule}`, {
       details: [{ field: "path", rule }],
     }).body(),
   );

@@ -1,9 +1,10 @@
 import type { FieldIssue } from "../contract/field-issues.js";
+import { API_ERROR_STATUS, type ApiErrorCode } from "./error-statuses.js";
 
 /** An answer of the HTTP API that is not a success; every one has this JSON shape. */
 export interface ApiErrorBody {
   readonly error: {
-    readonly code: string;
+    readonly code: ApiErrorCode;
     readonly message: string;
     /** Field-level problems of the request. */
     readonly details?: readonly FieldIssue[];
@@ -16,17 +17,16 @@ export interface ApiErrorBody {
   };
 }
 
-/** An error the API answers with its status and stable code. */
+/** An error the API answers: its stable code, and the status the code has (error-statuses.ts). */
 export class ApiError extends Error {
   readonly status: number;
-  readonly code: string;
+  readonly code: ApiErrorCode;
   readonly details: readonly FieldIssue[] | undefined;
   readonly rows: readonly unknown[] | undefined;
   readonly jobId: string | undefined;
   readonly repeats: readonly unknown[] | undefined;
   constructor(
-    status: number,
-    code: string,
+    code: ApiErrorCode,
     message: string,
     extra: {
       details?: readonly FieldIssue[];
@@ -37,7 +37,7 @@ export class ApiError extends Error {
   ) {
     super(message);
     this.name = "ApiError";
-    this.status = status;
+    this.status = API_ERROR_STATUS[code];
     this.code = code;
     this.details = extra.details;
     this.rows = extra.rows;
@@ -61,10 +61,21 @@ export class ApiError extends Error {
 
 export const invalidRequest = (details: readonly FieldIssue[]) =>
   new ApiError(
-    400,
     "invalid_request",
     `invalid request: ${details.map((d) => (d.field ? `${d.field}: ${d.rule}` : d.rule)).join("; ")}`,
     { details },
   );
 
-export const notFound = (what: string) => new ApiError(404, "not_found", `${what} not found`);
+export const notFound = (what: string) => new ApiError("not_found", `${what} not found`);
+
+/**
+ * A request the framework or Node refused with a 4xx of its own that no code of the table names:
+ * `bad_request`, with that status.
+ */
+export class UnreadableRequestError extends ApiError {
+  override readonly status: number;
+  constructor(status: number, message: string) {
+    super("bad_request", message);
+    this.status = status;
+  }
+}

@@ -19,7 +19,6 @@ export function authenticate(header: string | undefined, tokens: readonly ApiTok
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? "");
   if (!match) {
     throw new ApiError(
-      401,
       "unauthenticated",
       "missing bearer token: send Authorization: Bearer <token>",
     );
@@ -27,7 +26,7 @@ export function authenticate(header: string | undefined, tokens: readonly ApiTok
   const given = digest(match[1] as string);
   let found: ApiToken | undefined;
   for (const token of tokens) if (timingSafeEqual(given, digest(token.token))) found ??= token;
-  if (!found) throw new ApiError(401, "unauthenticated", "unknown bearer token");
+  if (!found) throw new ApiError("unauthenticated", "unknown bearer token");
   return { name: found.name, accounts: found.accounts, permissions: found.permissions };
 }
 
@@ -39,17 +38,16 @@ export function accountOf(caller: Caller, named: string | undefined): string {
   const account = namedOrOnlyAccount(caller.accounts, named);
   if (account !== undefined) return account;
   if (named === undefined)
-    throw new ApiError(400, "invalid_request", "account: required (this token holds several)", {
+    throw new ApiError("invalid_request", "account: required (this token holds several)", {
       details: [{ field: "account", rule: "required (this token holds several accounts)" }],
     });
-  throw new ApiError(403, "forbidden", `this token may not use account "${named}"`);
+  throw new ApiError("forbidden", `this token may not use account "${named}"`);
 }
 
 /** Refuses a caller whose token lacks `permission`; `route` names what needed it. */
 export function requirePermission(caller: Caller, permission: Permission, route: string): void {
   if (caller.permissions.includes(permission)) return;
   throw new ApiError(
-    403,
     "forbidden",
     `this token lacks the "${permission}" permission (${route} needs it)`,
     { details: [{ field: "authorization", rule: `token needs the ${permission} permission` }] },

@@ -70,7 +70,6 @@ async function ownBatch(
     if (error instanceof BatchNotFoundError) throw notFound(`batch ${batchId}`);
     if (error instanceof BatchAmbiguousError)
       throw new ApiError(
-        400,
         "invalid_request",
         `account: required (batch ${batchId} exists in several of this token's accounts)`,
         {
@@ -157,21 +156,21 @@ function submission(
 function submitError(error: unknown): unknown {
   if (error instanceof BatchRefusedError) {
     const reused = error.issues.some((i) => i.rule.startsWith(KEY_REUSED));
-    return new ApiError(reused ? 409 : 422, reused ? KEY_REUSED : error.code, error.message, {
+    return new ApiError(reused ? KEY_REUSED : error.code, error.message, {
       rows: error.issues,
     });
   }
   // A key taken by a single job while the batch was being sent (its pre-check passed).
   if (error instanceof IdempotencyKeyReusedError)
-    return new ApiError(409, error.code, error.message, { jobId: error.jobId });
+    return new ApiError(error.code, error.message, { jobId: error.jobId });
   if (error instanceof BatchFileError)
-    return new ApiError(error.code === "too_large" ? 413 : 400, error.code, error.message, {
+    return new ApiError(error.code, error.message, {
       details: error.problems.map((rule) => ({ field: "file", rule })),
     });
   if (error instanceof BatchIdReusedError || error instanceof BatchSubmissionBusyError)
-    return new ApiError(409, error.code, error.message);
+    return new ApiError(error.code, error.message);
   if (error instanceof BatchOptionError)
-    return new ApiError(400, "invalid_request", error.message, {
+    return new ApiError("invalid_request", error.message, {
       details: [{ field: error.field, rule: error.rule }],
     });
   return error;
@@ -204,8 +203,7 @@ function registerDecision(router: ApiRouter, decision: "approve" | "reject"): vo
         audit({ account, jobs: report.jobs });
         return report;
       } catch (error) {
-        if (error instanceof BatchDecisionError)
-          throw new ApiError(error.code === "own_batch" ? 403 : 409, error.code, error.message);
+        if (error instanceof BatchDecisionError) throw new ApiError(error.code, error.message);
         throw error;
       }
     },
@@ -322,7 +320,7 @@ function registerCancel(router: ApiRouter): void {
         return report;
       } catch (error) {
         if (error instanceof BatchNotCancellableError)
-          throw new ApiError(409, error.code, error.message);
+          throw new ApiError(error.code, error.message);
         throw error;
       }
     },

@@ -111,7 +111,6 @@ function registerRelease(router: ApiRouter): void {
       for (const jobId of held)
         if ((await submitterOf(router, account, jobId)) === caller.name)
           throw new ApiError(
-            403,
             "own_work",
             `job ${jobId} held in ${params.currency} was submitted by this token: another one must release it`,
           );

@@ -54,12 +54,12 @@ export function registerJobRoutes(router: ApiRouter): void {
         return reply.code(202).send(job);
       } catch (error) {
         if (error instanceof EnqueueValidationError)
-          throw new ApiError(400, "invalid_job", error.message, {
+          throw new ApiError("invalid_job", error.message, {
             details: error.issues.map((i) => ({ ...i, field: `body.${i.field}` })),
           });
         // Refused by the account's repeat policy: a conflict with payments made, as a reused key is.
         if (error instanceof PaymentRepeatedError)
-          throw new ApiError(409, error.code, error.message, {
+          throw new ApiError(error.code, error.message, {
             details: [{ field: "body.request.body", rule: error.rule }],
             repeats: error.matches,
           });
@@ -68,7 +68,7 @@ export function registerJobRoutes(router: ApiRouter): void {
           // The key is named where it came from: the header, or the body.
           const field =
             request.headers[KEY_HEADER] !== undefined ? `headers.${KEY_HEADER}` : "idempotencyKey";
-          throw new ApiError(409, error.code, error.message, {
+          throw new ApiError(error.code, error.message, {
             details: [{ field, rule: `already used by job ${error.jobId}` }],
             jobId: error.jobId,
           });
@@ -181,8 +181,7 @@ function registerJobControls(router: ApiRouter): void {
           if (action === "approve") return await jobs.approve(account, job, caller.name);
           return await jobs.reject(account, job, caller.name);
         } catch (error) {
-          if (error instanceof JobControlError)
-            throw new ApiError(error.code === "own_job" ? 403 : 409, error.code, error.message);
+          if (error instanceof JobControlError) throw new ApiError(error.code, error.message);
           throw error;
         }
       },

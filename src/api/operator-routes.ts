@@ -49,7 +49,6 @@ async function lookUpBeforeReplay(
   });
   if (found.state === "unknown")
     throw new ApiError(
-      409,
       "outcome_unknown",
       `job ${jobId} may have reached the provider, and the provider's answer decides nothing (${found.why}): resolve it by hand (POST /v1/jobs/${jobId}/resolve) once its outcome is known`,
     );
@@ -57,7 +56,6 @@ async function lookUpBeforeReplay(
   const resolution = await resolutions.byLookup(result, { ...found, to: "succeeded" }, name);
   if (resolution === undefined)
     throw new ApiError(
-      409,
       "outcome_unknown",
       `job ${jobId} was paid at the provider (${found.upstreamId}); it is not sent again`,
     );
@@ -112,8 +110,7 @@ function registerDeadLetterRoutes(router: ApiRouter): void {
           lookUpBeforeReplay(router, account, job, caller.name),
         );
       } catch (error) {
-        if (error instanceof ReplayConflictError)
-          throw new ApiError(409, error.code, error.message);
+        if (error instanceof ReplayConflictError) throw new ApiError(error.code, error.message);
         throw error;
       }
       if (!replayed) throw notFound(`dead letter ${params.jobId}`);

@@ -5,6 +5,7 @@ import { installJsonBodyParser } from "../contract/json-body-parser.js";
 import type { Logger } from "../logger.js";
 import { ApiError } from "./api-error.js";
 import type { Caller } from "./auth.js";
+import type { ApiErrorCode } from "./error-statuses.js";
 
 /** The body limit of every route but batch submission: one job is small. */
 export const JOB_BODY_LIMIT_BYTES = 64 * 1024;
@@ -29,7 +30,7 @@ const fieldOf = (path: readonly (string | number)[]) =>
 export function installJsonParser(app: FastifyInstance): void {
   installJsonBodyParser(app, (problem) => {
     const field = fieldOf(problem.path);
-    return new ApiError(400, "invalid_body", `${field}: ${problem.rule}`, {
+    return new ApiError("invalid_body", `${field}: ${problem.rule}`, {
       details: [{ field, rule: problem.rule }],
     });
   });
@@ -100,9 +101,9 @@ export function writeAuditLine(
   );
 }
 
-const CLIENT_ERRORS: Record<string, readonly [number, string, string]> = {
-  ERR_HTTP_REQUEST_TIMEOUT: [408, "request_timeout", "the request did not arrive in time"],
-  HPE_HEADER_OVERFLOW: [431, "headers_too_large", "the request headers are too large"],
+const CLIENT_ERRORS: Record<string, readonly [ApiErrorCode, string]> = {
+  ERR_HTTP_REQUEST_TIMEOUT: ["request_timeout", "the request did not arrive in time"],
+  HPE_HEADER_OVERFLOW: ["headers_too_large", "the request headers are too large"],
 };
 
 /**
@@ -111,12 +112,13 @@ const CLIENT_ERRORS: Record<string, readonly [number, string, string]> = {
  */
 export function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
   if (error.code === "ECONNRESET" || socket.destroyed) return;
-  const [status, code, message] = CLIENT_ERRORS[error.code ?? ""] ?? [
-    400,
+  const [code, message] = CLIENT_ERRORS[error.code ?? ""] ?? [
     "bad_request",
     "the request is not valid HTTP",
   ];
-  const body = JSON.stringify(new ApiError(status, code, message).body());
+  const answer = new ApiError(code, message);
+  const { status } = answer;
+  const body = JSON.stringify(answer.body());
   if (socket.writable)
     socket.write(
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,

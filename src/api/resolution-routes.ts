@@ -7,12 +7,6 @@ import type { Caller } from "./auth.js";
 import { AccountListQuery, JobParams, ResolveBody } from "./request-schemas.js";
 
 /** The status each refusal of a resolution answers. */
-const STATUS_OF: Record<ResolutionError["code"], number> = {
-  not_resolvable: 409,
-  already_resolved: 409,
-  no_request: 409,
-  own_resolution: 403,
-};
 
 /**
  * Resolving by hand a job moneyq left to reconciliation (or recorded failed), with evidence:
@@ -30,8 +24,7 @@ export function registerResolutionRoutes(router: ApiRouter): void {
   }
 
   const refused = (error: unknown): never => {
-    if (error instanceof ResolutionError)
-      throw new ApiError(STATUS_OF[error.code], error.code, error.message);
+    if (error instanceof ResolutionError) throw new ApiError(error.code, error.message);
     throw error;
   };
 

@@ -60,7 +60,6 @@ export function registerWebhookRoutes(router: ApiRouter): void {
       if (outcome === "not_found") throw notFound(`failed webhook delivery ${params.eventId}`);
       if (outcome === "not_failed")
         throw new ApiError(
-          409,
           "not_failed",
           `webhook delivery ${params.eventId} has not failed: it was delivered or is still being tried`,
         );
@@ -95,7 +94,6 @@ function requireEveryAccount(caller: Caller, accounts: readonly string[]): void 
   const missing = accounts.filter((a) => !caller.accounts.includes(a));
   if (missing.length > 0)
     throw new ApiError(
-      403,
       "forbidden",
       `the webhook endpoint carries every account's results: resuming it needs a token of every account (this one lacks ${missing.join(", ")})`,
     );

@@ -1,3 +1,5 @@
+import { MoneyqError } from "../errors/moneyq-error.js";
+
 /** One broken rule in one row of a batch: `column` is a column name ("" for the whole row). */
 export interface RowIssue {
   /** `duplicate`: the row's reference is used by an earlier row or batch. */
@@ -12,7 +14,7 @@ export interface RowIssue {
  * A batch file that cannot be read at all: wrong header, malformed CSV, a line starting with #
  * after the header (`commented_line`: a row that might be meant, never skipped), no rows.
  */
-export class BatchFileError extends Error {
+export class BatchFileError extends MoneyqError {
   readonly code:
     | "invalid_header"
     | "invalid_csv"
@@ -30,7 +32,7 @@ export class BatchFileError extends Error {
 }
 
 /** A batch refused whole because some rows are invalid or duplicates; nothing was enqueued. */
-export class BatchRefusedError extends Error {
+export class BatchRefusedError extends MoneyqError {
   readonly code = "batch_refused";
   readonly issues: readonly RowIssue[];
   readonly rows: number;
@@ -47,7 +49,7 @@ export class BatchRefusedError extends Error {
 }
 
 /** No batch with this id belongs to the caller's accounts. */
-export class BatchNotFoundError extends Error {
+export class BatchNotFoundError extends MoneyqError {
   readonly code = "batch_not_found";
   readonly batchId: string;
   constructor(batchId: string) {
@@ -58,7 +60,7 @@ export class BatchNotFoundError extends Error {
 }
 
 /** A batch id that several of the caller's accounts have: the caller must name the account. */
-export class BatchAmbiguousError extends Error {
+export class BatchAmbiguousError extends MoneyqError {
   readonly code = "batch_ambiguous";
   readonly batchId: string;
   readonly accounts: readonly string[];
@@ -71,7 +73,7 @@ export class BatchAmbiguousError extends Error {
 }
 
 /** A batch that may not be cancelled (it already finished). */
-export class BatchNotCancellableError extends Error {
+export class BatchNotCancellableError extends MoneyqError {
   readonly code = "batch_not_cancellable";
   constructor(batchId: string, state: string) {
     super(`batch ${batchId} is ${state}: there is nothing left to cancel`);
@@ -80,7 +82,7 @@ export class BatchNotCancellableError extends Error {
 }
 
 /** A batch id the account already used for another file: reusing it would mix two files. */
-export class BatchIdReusedError extends Error {
+export class BatchIdReusedError extends MoneyqError {
   readonly code = "batch_id_reused";
   constructor(batchId: string) {
     super(
@@ -95,7 +97,7 @@ export class BatchIdReusedError extends Error {
  * Another submission of the batch is under way and did not finish in time, or took the batch
  * over from this one (this one held it too long): the batch's status tells the outcome.
  */
-export class BatchSubmissionBusyError extends Error {
+export class BatchSubmissionBusyError extends MoneyqError {
   readonly code = "submission_under_way";
   constructor(batchId: string, reason: "waited" | "taken_over") {
     super(
@@ -112,7 +114,7 @@ export class BatchSubmissionBusyError extends Error {
  * its approval expired (`approval_expired`), or the decider submitted it (`own_batch`: the
  * person who submits a batch never approves it).
  */
-export class BatchDecisionError extends Error {
+export class BatchDecisionError extends MoneyqError {
   readonly code: "not_awaiting_approval" | "approval_expired" | "own_batch";
   constructor(batchId: string, reason: "not_awaiting" | "expired" | "own_batch", state?: string) {
     super(
@@ -136,7 +138,7 @@ export class BatchDecisionError extends Error {
  * A batch option that breaks its rule: a `notBefore` that is not a time or is too far ahead,
  * or an urgent `priority` on a batch larger than MAX_URGENT_BATCH_ROWS.
  */
-export class BatchOptionError extends Error {
+export class BatchOptionError extends MoneyqError {
   readonly code = "invalid_option";
   readonly field: "notBefore" | "priority";
   readonly rule: string;

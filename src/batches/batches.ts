@@ -16,6 +16,7 @@ import { CLAIM_BATCH_REFERENCES } from "../redis/scripts/lua-scripts.js";
 import { defineScripts } from "../redis/scripts/script.js";
 import { RESULT_KINDS, type ResultKind } from "../results/job-result.js";
 import type { ReportLine } from "../results/report-line.js";
+import type { ResultCode } from "../results/result-codes.js";
 import type { ResultsStore } from "../results/results-store.js";
 import { approvalNeeded } from "./approval-policy.js";
 import {
@@ -864,7 +865,7 @@ export class Batches {
   async #cancelJobs(
     account: string,
     batchId: string,
-    ending: { readonly code: string; readonly message: string },
+    ending: { readonly code: ResultCode; readonly message: string },
   ): Promise<CancelReport> {
     const status = await this.status(account, batchId);
     let cancelled = 0;

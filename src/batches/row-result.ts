@@ -1,12 +1,13 @@
 import { jobIdFor } from "../queues/idempotency-key.js";
 import type { JobResult } from "../results/job-result.js";
 import type { ReportLine } from "../results/report-line.js";
+import type { ResultCode } from "../results/result-codes.js";
 import { BATCH_KINDS, type BatchKind } from "./batch-kinds.js";
 
 /** What a batch row's job ended as without running: cancelled, or held for reconciliation. */
 export interface RowEnding {
   readonly result: "cancelled" | "needs_reconciliation";
-  readonly code: string;
+  readonly code: ResultCode;
   readonly message: string;
 }
 

@@ -7,6 +7,7 @@ import { type BatchCancelReason, CANCELLED_BY } from "../queues/work-holds.js";
 import { bullKeys } from "../redis/bullmq-internals.js";
 import type { RedisConnection } from "../redis/connection.js";
 import type { ReportLine } from "../results/report-line.js";
+import type { ResultCode } from "../results/result-codes.js";
 import type { ResultsStore } from "../results/results-store.js";
 import type { BatchKind } from "./batch-kinds.js";
 import type { BatchState, BatchStore } from "./batch-store.js";
@@ -259,7 +260,8 @@ export class UnsealedBatches {
     meta: Readonly<Record<string, string>>,
     enqueued: readonly KeyedLine[],
   ): Promise<Cleared> {
-    const reasons: Readonly<Record<string, { code: string; message: string }>> = CANCELLED_BY.batch;
+    const reasons: Readonly<Record<string, { code: ResultCode; message: string }>> =
+      CANCELLED_BY.batch;
     const reason = (meta.cancelReason ?? "cancelled") as BatchCancelReason;
     const why = reasons[reason] ?? CANCELLED_BY.batch.cancelled;
     const ending: RowEnding = { result: "cancelled", ...why };

@@ -1,18 +1,8 @@
+import type { ProviderErrorCode } from "../errors/error-codes.js";
+import { MoneyqError } from "../errors/moneyq-error.js";
+
 /** Stable codes of the client's errors: match on these (or on the class), never on message text. */
-export type PaymentsErrorCode =
-  | "validation_error"
-  | "refused"
-  | "insufficient_funds"
-  | "authentication_failed"
-  | "not_found"
-  | "idempotency_in_flight"
-  | "idempotency_key_reused"
-  | "rate_limited"
-  | "server_error"
-  | "timeout"
-  | "connection_error"
-  | "invalid_response"
-  | "invalid_request";
+export type PaymentsErrorCode = ProviderErrorCode;
 
 export interface PaymentsErrorInit {
   readonly message: string;
@@ -26,7 +16,7 @@ export interface PaymentsErrorInit {
 }
 
 /** Base of every error the client throws. Carries no request headers, so never the API key. */
-export class PaymentsError extends Error {
+export class PaymentsError extends MoneyqError {
   readonly code: PaymentsErrorCode = "server_error";
   /** Operation id from the contract's table, for example `withdrawToBank`. */
   readonly operation: string;
@@ -54,7 +44,8 @@ export class PaymentsError extends Error {
 
 /** 400 and other definite refusals of the request as sent. */
 export class PaymentsValidationError extends PaymentsError {
-  override readonly code: PaymentsErrorCode = "validation_error";
+  override readonly code: "validation_error" | "refused" | "insufficient_funds" =
+    "validation_error";
 }
 
 /**
@@ -62,11 +53,11 @@ export class PaymentsValidationError extends PaymentsError {
  * refused the request, however it chose the status.
  */
 export class PaymentsRefusedError extends PaymentsValidationError {
-  override readonly code: PaymentsErrorCode = "refused";
+  override readonly code = "refused";
 }
 
 export class PaymentsInsufficientFundsError extends PaymentsValidationError {
-  override readonly code: PaymentsErrorCode = "insufficient_funds";
+  override readonly code = "insufficient_funds";
 }
 
 /** 401 or 403: the key is missing, unknown or of the other environment. */
@@ -75,7 +66,7 @@ export class PaymentsAuthenticationError extends PaymentsError {
 }
 
 export class PaymentsNotFoundError extends PaymentsError {
-  override readonly code: PaymentsErrorCode = "not_found";
+  override readonly code = "not_found";
 }
 
 /** A conflict on the idempotency key. */
@@ -88,7 +79,7 @@ export class PaymentsIdempotencyInFlightError extends PaymentsConflictError {
 
 /** The key was already used with another body: a bug in the caller, never retried. */
 export class PaymentsIdempotencyKeyReusedError extends PaymentsConflictError {
-  override readonly code: PaymentsErrorCode = "idempotency_key_reused";
+  override readonly code = "idempotency_key_reused";
 }
 
 /** 429, with the delay the server asked for. */
@@ -143,7 +134,7 @@ export class PaymentsResponseError extends PaymentsError {
  * It never left this machine, and sending it again cannot help: never retried.
  */
 export class PaymentsInvalidRequestError extends PaymentsError {
-  override readonly code: PaymentsErrorCode = "invalid_request";
+  override readonly code = "invalid_request";
   /** The input that cannot be sent, for example `idempotencyKey`. */
   readonly field: string;
   /** What the field must be. */

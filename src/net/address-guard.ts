@@ -1,6 +1,7 @@
 import { lookup as dnsLookup, type LookupAddress } from "node:dns";
 import { isIP } from "node:net";
 import ipaddr from "ipaddr.js";
+import { MoneyqError } from "../errors/moneyq-error.js";
 
 type Address = ipaddr.IPv4 | ipaddr.IPv6;
 type Range = [Address, number];
@@ -22,7 +23,7 @@ const SIX_TO_FOUR = ipaddr.parseCIDR("2002::/16");
 /** IANA's global unicast space: any other IPv6 address is not a public host's. */
 const GLOBAL_UNICAST = ipaddr.parseCIDR("2000::/3");
 
-export class BlockedAddressError extends Error {
+export class BlockedAddressError extends MoneyqError {
   readonly code = "webhook_address_blocked";
 }
 

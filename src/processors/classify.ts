@@ -11,6 +11,7 @@ import {
 } from "../client/errors.js";
 import { type TransientFailure, transientFailure } from "../client/retry.js";
 import type { Phase } from "../queues/job-data.js";
+import type { ResultCode } from "../results/result-codes.js";
 
 /** What the upstream said, reduced to what decides the next step. */
 export type Outcome =
@@ -52,8 +53,8 @@ export type RetryReason = TransientFailure | "unexpected";
 
 export type Action =
   | { readonly type: "succeed" }
-  | { readonly type: "fail"; readonly code: string; readonly message: string }
-  | { readonly type: "reject"; readonly code: string; readonly message: string }
+  | { readonly type: "fail"; readonly code: ResultCode; readonly message: string }
+  | { readonly type: "reject"; readonly code: ResultCode; readonly message: string }
   | { readonly type: "confirm" }
   | { readonly type: "pause_account"; readonly message: string }
   /** Refused for insufficient funds: held, with its currency's lane, until funds come. */
@@ -67,7 +68,7 @@ export type Action =
     }
   | { readonly type: "retry"; readonly reason: RetryReason }
   | { readonly type: "reconcile"; readonly reason: RetryReason }
-  | { readonly type: "needs_reconciliation"; readonly code: string; readonly message: string };
+  | { readonly type: "needs_reconciliation"; readonly code: ResultCode; readonly message: string };
 
 /** A 429 without Retry-After pauses the account this long. */
 export const DEFAULT_RATE_LIMIT_PAUSE_MS = 1_000;

@@ -1,4 +1,5 @@
 import type { Job } from "bullmq";
+import { MoneyqError } from "../errors/moneyq-error.js";
 import { jobKeyOf, lockKeyOf } from "../redis/bullmq-internals.js";
 import type { RedisConnection } from "../redis/connection.js";
 import { WRITE_JOB_DATA } from "../redis/scripts/lua-scripts.js";
@@ -17,7 +18,7 @@ type WritingRedis = RedisConnection & {
 };
 
 /** Thrown when this worker no longer holds the job: it stops, and does nothing more for it. */
-export class LockLostError extends Error {
+export class LockLostError extends MoneyqError {
   readonly code = "lock_lost";
   constructor(jobId: string | undefined) {
     super(`job ${jobId}: this worker no longer holds its lock; another worker owns the job`);

@@ -2,6 +2,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { PaymentsRateLimitError } from "../client/errors.js";
 import type { PaymentsClient } from "../client/payments-client.js";
 import type { AccountConfig } from "../config.js";
+import { MoneyqError } from "../errors/moneyq-error.js";
 import { valueAt } from "../provider/paths.js";
 import { LIST_ITEM_FIELDS, type ListOperation, type ProviderProfile } from "../provider/profile.js";
 import { listItems, readListItem, statusMeaning } from "../provider/read-answer.js";
@@ -72,7 +73,7 @@ export interface SweepReport {
 }
 
 /** Why a sweep did not run: another process sweeps the account, or its lease was lost. */
-export class SweepBusyError extends Error {
+export class SweepBusyError extends MoneyqError {
   readonly code = "sweep_busy";
   constructor(account: string) {
     super(`another process is sweeping account ${account}; try again when it has finished`);

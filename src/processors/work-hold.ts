@@ -7,6 +7,7 @@ import {
   CANCELLED_MAYBE_SENT,
   type WorkHolds,
 } from "../queues/work-holds.js";
+import type { ResultCode } from "../results/result-codes.js";
 import type { Ending } from "./finish-job.js";
 
 /** A job awaiting approval without an expiry waits this long before it asks again. */
@@ -65,7 +66,8 @@ export async function cancelledEnding(
     await holds.decide(envelope.account, holdKey, "expire", "", scope);
     hold = await holds.holdOf(holdKey);
   }
-  const reasons: Readonly<Record<string, { code: string; message: string }>> = CANCELLED_BY[scope];
+  const reasons: Readonly<Record<string, { code: ResultCode; message: string }>> =
+    CANCELLED_BY[scope];
   const reason = (hold.cancelReason ?? "cancelled") as BatchCancelReason;
   return { result: "cancelled", ...(reasons[reason] ?? reasons.cancelled) };
 }

@@ -1,9 +1,10 @@
 import type { FieldIssue } from "../contract/field-issues.js";
 import { formatFieldIssues } from "../contract/field-issues.js";
+import { MoneyqError } from "../errors/moneyq-error.js";
 import type { PaymentMatch } from "./payment-repeats.js";
 
 /** A job refused at enqueue: every field issue, with its path inside the job. */
-export class EnqueueValidationError extends Error {
+export class EnqueueValidationError extends MoneyqError {
   readonly code = "invalid_job";
   readonly issues: readonly FieldIssue[];
   /** Index of the job in an enqueueMany call. */
@@ -18,7 +19,7 @@ export class EnqueueValidationError extends Error {
 }
 
 /** A key already holds a different request: the IETF idempotency-key draft's 409 (a conflict, never a second job). */
-export class IdempotencyKeyReusedError extends Error {
+export class IdempotencyKeyReusedError extends MoneyqError {
   readonly code = "idempotency_key_reused";
   /** The job the key belongs to. */
   readonly jobId: string;
@@ -41,7 +42,7 @@ export class IdempotencyKeyReusedError extends Error {
  * A payment its account's policy refuses to make again: the same kind, beneficiary, amount
  * and currency was paid, or is queued, under another key within the window (docs/safety.md).
  */
-export class PaymentRepeatedError extends Error {
+export class PaymentRepeatedError extends MoneyqError {
   readonly code = "payment_repeated";
   /** The other payments, newest first. */
   readonly matches: readonly PaymentMatch[];

@@ -1,4 +1,5 @@
 import type { Job } from "bullmq";
+import { MoneyqError } from "../errors/moneyq-error.js";
 import type { RedisConnection } from "../redis/connection.js";
 import { jobHoldKey, type Keyspace } from "../redis/keys.js";
 import { ReplicaWaits } from "../redis/replica-waits.js";
@@ -8,13 +9,8 @@ import type { Producer } from "./producer.js";
 import { CANCELLED_BY, CANCELLED_MAYBE_SENT, type EventsTarget, WorkHolds } from "./work-holds.js";
 
 /** A job that cannot be cancelled or decided, with a stable code. */
-export class JobControlError extends Error {
-  readonly code:
-    | "job_not_found"
-    | "job_not_cancellable"
-    | "not_awaiting_approval"
-    | "approval_expired"
-    | "own_job";
+export class JobControlError extends MoneyqError {
+  readonly code: "job_not_cancellable" | "not_awaiting_approval" | "approval_expired" | "own_job";
   constructor(code: JobControlError["code"], message: string) {
     super(message);
     this.name = "JobControlError";

@@ -1,4 +1,5 @@
 import type { ApprovalPolicy } from "../config.js";
+import { MoneyqError } from "../errors/moneyq-error.js";
 import type { RedisConnection } from "../redis/connection.js";
 import { type Keyspace, keyspace, resolutionRequestKey } from "../redis/keys.js";
 import type { JobResult } from "../results/job-result.js";
@@ -11,7 +12,7 @@ import {
 import type { ResultsStore } from "../results/results-store.js";
 
 /** Why a resolution by hand was refused: a stable code, as the API answers it. */
-export class ResolutionError extends Error {
+export class ResolutionError extends MoneyqError {
   constructor(
     readonly code: "not_resolvable" | "already_resolved" | "own_resolution" | "no_request",
     message: string,

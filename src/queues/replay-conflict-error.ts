@@ -1,5 +1,7 @@
+import { MoneyqError } from "../errors/moneyq-error.js";
+
 /** A dead-letter replay refused because the job is not (or no longer) a dead letter to replay. */
-export class ReplayConflictError extends Error {
+export class ReplayConflictError extends MoneyqError {
   readonly code = "replay_conflict";
 
   constructor(jobId: string, why: string) {

@@ -1,13 +1,14 @@
 import type { RedisConnection } from "../redis/connection.js";
 import { DECIDE_HELD_WORK } from "../redis/scripts/lua-scripts.js";
 import { defineScripts } from "../redis/scripts/script.js";
+import type { ResultCode } from "../results/result-codes.js";
 
 /** Why held work was cancelled (a hold's `cancelReason`). */
 export type CancelReason = "cancelled" | "rejected" | "approval_expired";
 /** Why a batch was cancelled: as held work, or its submission was abandoned unsealed. */
 export type BatchCancelReason = CancelReason | "submission_abandoned";
 
-type Ending = { readonly code: string; readonly message: string };
+type Ending = { readonly code: ResultCode; readonly message: string };
 
 /** How each way of cancelling ends a job not sent yet: of a batch, or enqueued alone. */
 export const CANCELLED_BY: {
@@ -51,9 +52,7 @@ export const CANCELLED_BY: {
  * (mayHaveBeenSent): no request leaves any more, but "never sent" would be a guess that could
  * make someone pay again.
  */
-export const CANCELLED_MAYBE_SENT: Readonly<
-  Record<"batch" | "job", { readonly code: string; readonly message: string }>
-> = {
+export const CANCELLED_MAYBE_SENT: Readonly<Record<"batch" | "job", Ending>> = {
   batch: {
     code: "cancelled_maybe_sent",
     message:

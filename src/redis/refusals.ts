@@ -1,3 +1,5 @@
+import type { RedisTroubleCode } from "../errors/error-codes.js";
+import { MoneyqError } from "../errors/moneyq-error.js";
 import { isRedisConnectionError } from "./errors.js";
 import { NotReplicatedError } from "./replica-waits.js";
 
@@ -8,12 +10,7 @@ import { NotReplicatedError } from "./replica-waits.js";
  * wait on a cluster), or no usable connection (down, loading its data, its master or the
  * cluster down, a script blocking it).
  */
-export type RedisTroubleCode =
-  | "redis_out_of_memory"
-  | "redis_read_only"
-  | "redis_not_persisting"
-  | "redis_not_replicated"
-  | "redis_unavailable";
+export type { RedisTroubleCode };
 
 /** Redis's trouble: its code, a sentence for a client, and how long to wait before trying again. */
 export interface RedisTrouble {
@@ -70,7 +67,7 @@ const NO_CONNECTION =
  * The connection to Redis is not ready (down, reconnecting, still connecting): a request that
  * needs Redis is answered at once instead of waiting for a reconnect.
  */
-export class RedisDownError extends Error {
+export class RedisDownError extends MoneyqError {
   readonly code = "redis_unavailable";
   constructor(status: string) {
     super(`the connection to Redis is not ready (${status})`);

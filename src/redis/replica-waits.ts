@@ -1,3 +1,4 @@
+import { MoneyqError } from "../errors/moneyq-error.js";
 import { Coalescer } from "./coalescer.js";
 import type { RedisConnection } from "./connection.js";
 import { type Keyspace, replicationMarkKey } from "./keys.js";
@@ -19,7 +20,7 @@ export const REPLICA_WAIT_MS = 1_000;
  * master holds it, but a replica promoted now might not. Whoever made it tries again (the
  * write is idempotent) or says so (503).
  */
-export class NotReplicatedError extends Error {
+export class NotReplicatedError extends MoneyqError {
   readonly code = "redis_not_replicated";
   constructor(acknowledged: number, replicas: number) {
     super(

@@ -1,3 +1,4 @@
+import { MoneyqError } from "../errors/moneyq-error.js";
 import { redactUrl } from "./redact-url.js";
 
 /** Why moneyq looked for a Redis where it did, for the error that says what to do. */
@@ -12,7 +13,7 @@ export type RedisSource =
   | "require-safe";
 
 /** The Redis moneyq is to use does not answer, and nothing may (or can) stand in for it. */
-export class RedisUnavailableError extends Error {
+export class RedisUnavailableError extends MoneyqError {
   readonly code = "redis_unavailable";
   constructor(url: string, reason: string, source: RedisSource = "embedded") {
     super(messageFor(redactUrl(url), reason, source));

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { RESULT_CODES } from "./result-codes.js";
 
 export const RESULT_KINDS = [
   "succeeded",
@@ -20,8 +21,11 @@ export const JobResult = z.object({
   row: z.int().optional(),
   reference: z.string().optional(),
   result: z.enum(RESULT_KINDS),
-  /** Stable code on failed, rejected and needs_reconciliation (for example `insufficient_funds`). */
-  code: z.string().optional(),
+  /**
+   * Stable code on failed, rejected, cancelled and needs_reconciliation (for example
+   * `insufficient_funds`): one of RESULT_CODES, docs/errors.md.
+   */
+  code: z.enum(RESULT_CODES).optional(),
   /** Upstream message, or the validation issues, when not succeeded. */
   message: z.string().optional(),
   /** Transaction or order id at the provider. */

@@ -13,6 +13,7 @@ import {
   embeddedUpstream,
   PERMISSIONS,
 } from "../config.js";
+import { MoneyqError } from "../errors/moneyq-error.js";
 import { listenProblem } from "../listen-url.js";
 import { createLogger, type Logger } from "../logger.js";
 import { countErrors } from "../metrics/error-metrics.js";
@@ -95,7 +96,7 @@ export interface Service {
 }
 
 /** Refused start: Redis may lose jobs and MONEYQ_REQUIRE_SAFE_REDIS is set. */
-export class UnsafeRedisError extends Error {
+export class UnsafeRedisError extends MoneyqError {
   readonly code = "unsafe_redis";
 }
 

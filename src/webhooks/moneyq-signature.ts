@@ -1,4 +1,5 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
+import { MoneyqError } from "../errors/moneyq-error.js";
 import { legacyKey } from "./webhook-secret.js";
 
 /**
@@ -11,7 +12,7 @@ export const EVENT_ID_HEADER = "moneyq-event-id";
 export const DEFAULT_TOLERANCE_SECONDS = 300;
 
 /** A `now` or tolerance verifyWebhook cannot judge an age with (NaN would accept any age). */
-export class WebhookArgumentError extends RangeError {
+export class WebhookArgumentError extends MoneyqError {
   readonly code = "webhook_argument_invalid";
 
   constructor(name: "now" | "toleranceSeconds", value: number) {

@@ -1,4 +1,5 @@
 import { Buffer } from "node:buffer";
+import { MoneyqError } from "../errors/moneyq-error.js";
 
 /** The form Standard Webhooks gives a secret: this prefix, then the key in base64. */
 export const STANDARD_SECRET_PREFIX = "whsec_";
@@ -9,7 +10,7 @@ export const MIN_KEY_BYTES = 16;
 export const MAX_KEY_BYTES = 64;
 
 /** A webhook secret that cannot sign or verify: empty, too short, or a `whsec_` that is not base64. */
-export class WebhookSecretError extends Error {
+export class WebhookSecretError extends MoneyqError {
   readonly code = "webhook_secret_invalid";
 
   constructor(rule: string = `a webhook secret must be at least ${MIN_SECRET_LENGTH} characters`) {

@@ -77,7 +77,7 @@ describe("dead-letter replay is atomic", () => {
       account: "alpha",
       idempotencyKey: "k-forget",
       result: "failed" as const,
-      code: "upstream_failed",
+      code: "upstream_failed" as const,
       message: "no",
       attempts: 1,
       enqueuedAt: "2026-11-22T00:00:00.000Z",

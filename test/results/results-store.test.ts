@@ -14,7 +14,7 @@ function resultOf(jobId: string, result: ResultKind, row?: number): JobResult {
     idempotencyKey: `key-${jobId}`,
     ...(row !== undefined && { batchId: "b1", row, reference: `ref-${row}` }),
     result,
-    ...(result !== "succeeded" && { code: "some_code", message: "why" }),
+    ...(result !== "succeeded" && { code: "upstream_failed", message: "why" }),
     attempts: 1,
     enqueuedAt: "2026-11-21T00:00:00.000Z",
     finishedAt: "2026-11-21T00:00:01.000Z",
@@ -66,7 +66,7 @@ describe("ResultsStore", () => {
     expect(JSON.parse((await connection.hget(batch.rows, "2")) as string)).toMatchObject({
       row: 2,
       result: "failed",
-      error: "some_code: why",
+      error: "upstream_failed: why",
     });
     expect(await connection.zrange(backlogKey(keyspace(prefix), "default"), 0, "-1")).toEqual([
       "j3",

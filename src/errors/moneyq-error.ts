@@ -1,0 +1,9 @@
+import type { ErrorCode } from "./error-codes.js";
+
+/**
+ * The base of every error moneyq raises on purpose: a stable code from the catalogue
+ * (error-codes.ts, docs/errors.md) to match on, never the message's text.
+ */
+export abstract class MoneyqError extends Error {
+  abstract readonly code: ErrorCode;
+}
