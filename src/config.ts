@@ -2,7 +2,9 @@ import { statSync } from "node:fs";
 import ipaddr from "ipaddr.js";
 import { z } from "zod";
 import { readBoundedFile } from "./bounded-file.js";
+import { CLIENT_DEFAULTS } from "./client/options.js";
 import { toFieldIssues } from "./contract/field-issues.js";
+import { MoneyqError } from "./errors/moneyq-error.js";
 import { allowedRangeProblem, blockedWebhookHost } from "./net/address-guard.js";
 import { isClusterUrl, parseClusterUrl } from "./net/redis-url.js";
 import { loadProviderProfile } from "./provider/load-profile.js";
@@ -286,15 +288,19 @@ export interface WebhookConfig {
 export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
-/** Every default in one place; docs/configuration.md lists the same. */
+/**
+ * Every default in one place (a value another table owns is taken from it, never written
+ * again: test/habits/defaults.test.ts); docs/configuration.md lists the same.
+ */
 export const CONFIG_DEFAULTS = Object.freeze({
   REDIS_URL: "redis://127.0.0.1:6379",
   MONEYQ_RATE_LIMIT_PER_SECOND: 50,
   MONEYQ_CONCURRENCY: 16,
   MONEYQ_MAX_JOBS_IN_PROGRESS: 1_024,
   MONEYQ_MAX_ACTIVE_ACCOUNTS: 256,
-  MONEYQ_CONNECT_TIMEOUT_MS: 5_000,
-  MONEYQ_REQUEST_TIMEOUT_MS: 30_000,
+  // The client's own: a process given no setting calls the provider as the client would.
+  MONEYQ_CONNECT_TIMEOUT_MS: CLIENT_DEFAULTS.connectTimeoutMs,
+  MONEYQ_REQUEST_TIMEOUT_MS: CLIENT_DEFAULTS.requestTimeoutMs,
   MONEYQ_LOG_LEVEL: "info" as LogLevel,
   MONEYQ_REDIS_PREFIX: "moneyq",
   MONEYQ_MAX_ATTEMPTS: 8,
@@ -414,7 +420,7 @@ export interface ConfigIssue {
 }
 
 /** Start-up refused: names each variable and its rule, never a value. */
-export class ConfigError extends Error {
+export class ConfigError extends MoneyqError {
   readonly code = "config_invalid";
   readonly issues: readonly ConfigIssue[];
   constructor(issues: readonly ConfigIssue[]) {

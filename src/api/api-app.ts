@@ -2,7 +2,7 @@ import type { Readable } from "node:stream";
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import { z } from "zod";
 import { BatchNotFoundError } from "../batches/batch-errors.js";
-import type { Permission } from "../config.js";
+import { CONFIG_DEFAULTS, type Permission } from "../config.js";
 import { validate } from "../contract/field-issues.js";
 import { RedisDownError, redisTroubleOf } from "../redis/refusals.js";
 import { NotReplicatedError } from "../redis/replica-waits.js";
@@ -102,7 +102,11 @@ function parsePart<T>(schema: z.ZodType | undefined, value: unknown, where: stri
 
 /** A Fastify app with moneyq's error shape, bearer authentication and body limits. */
 export function createApiRouter(deps: ApiDeps): ApiRouter {
-  const timeouts = deps.timeouts ?? { requestMs: 120_000, headersMs: 10_000, idleMs: 120_000 };
+  const timeouts = deps.timeouts ?? {
+    requestMs: CONFIG_DEFAULTS.MONEYQ_API_REQUEST_TIMEOUT_MS,
+    headersMs: CONFIG_DEFAULTS.MONEYQ_API_HEADERS_TIMEOUT_MS,
+    idleMs: CONFIG_DEFAULTS.MONEYQ_API_IDLE_TIMEOUT_MS,
+  };
   const app = Fastify({
     logger: false,
     bodyLimit: JOB_BODY_LIMIT_BYTES,
