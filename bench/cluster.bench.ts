@@ -6,7 +6,7 @@
 import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
 import { Registry } from "prom-client";
-import { loadConfig } from "../src/config.js";
+import { loadConfig } from "../src/config/load-config.js";
 import { createLogger } from "../src/logger.js";
 import { startWorkers } from "../src/processors/start-workers.js";
 import type { JobInput } from "../src/queues/job-envelope.js";

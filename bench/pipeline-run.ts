@@ -4,7 +4,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import { Registry } from "prom-client";
-import { type Config, loadConfig } from "../src/config.js";
+import { type Config, loadConfig } from "../src/config/load-config.js";
 import { createLogger } from "../src/logger.js";
 import { createMetricsRegistry } from "../src/metrics/metrics-registry.js";
 import type { PipelineMetrics } from "../src/metrics/pipeline-metrics.js";

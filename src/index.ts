@@ -46,7 +46,7 @@ export {
   ConfigError,
   type ConfigIssue,
   loadConfig,
-} from "./config.js";
+} from "./config/load-config.js";
 export { createLogger, type Logger } from "./logger.js";
 export { loadProviderProfile } from "./provider/load-profile.js";
 export { DEFAULT_PROVIDER_PROFILE, type ProviderProfile } from "./provider/profile.js";

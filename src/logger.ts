@@ -1,5 +1,5 @@
 import { type DestinationStream, type Logger, pino } from "pino";
-import type { LogLevel } from "./config.js";
+import type { LogLevel } from "./config/load-config.js";
 
 export type { Logger };
 

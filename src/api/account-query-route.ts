@@ -1,4 +1,5 @@
-import type { ApiRouter, RouteSpec } from "./api-app.js";
+import type { z } from "zod";
+import type { ApiRouter } from "./api-app.js";
 import { accountOf, type Caller } from "./auth.js";
 
 /**
@@ -6,12 +7,12 @@ import { accountOf, type Caller } from "./auth.js";
  * caller's only account when the query names none; 400 or 404 from `accountOf` otherwise).
  * The handler gets that account.
  */
-export function addAccountQueryRoute<Q extends { account?: string }>(
+export function addAccountQueryRoute<S extends z.ZodType<{ account?: string | undefined }>>(
   router: ApiRouter,
-  spec: Required<Pick<RouteSpec, "url" | "summary" | "query">>,
-  handler: (account: string, query: Q, caller: Caller) => Promise<unknown>,
+  spec: { readonly url: string; readonly summary: string; readonly query: S },
+  handler: (account: string, query: z.output<S>, caller: Caller) => Promise<unknown>,
 ): void {
-  router.add<undefined, Q>(
+  router.add(
     {
       method: "GET",
       url: spec.url,

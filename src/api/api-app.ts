@@ -2,7 +2,7 @@ import type { Readable } from "node:stream";
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import { z } from "zod";
 import { BatchNotFoundError } from "../batches/batch-errors.js";
-import { CONFIG_DEFAULTS, type Permission } from "../config.js";
+import { CONFIG_DEFAULTS, type Permission } from "../config/load-config.js";
 import { validate } from "../contract/field-issues.js";
 import { RedisDownError, redisTroubleOf } from "../redis/refusals.js";
 import { NotReplicatedError } from "../redis/replica-waits.js";
@@ -31,14 +31,21 @@ declare module "fastify" {
   }
 }
 
-interface RouteParts {
+/** A request part's schema; a route without the part has z.ZodUndefined's: nothing. */
+type PartSchema = z.ZodType;
+
+interface RouteParts<
+  P extends PartSchema = PartSchema,
+  Q extends PartSchema = PartSchema,
+  B extends PartSchema = PartSchema,
+> {
   readonly method: Method;
   /** Fastify's form: `/v1/batches/:batchId`. */
   readonly url: string;
   readonly summary: string;
-  readonly params?: z.ZodType;
-  readonly query?: z.ZodType;
-  readonly body?: z.ZodType;
+  readonly params?: P;
+  readonly query?: Q;
+  readonly body?: B;
   /** Other request media types accepted beside JSON (text/csv for batches). */
   readonly bodyTypes?: readonly string[];
   /** Headers the route reads beside authorization (documented; the handler checks them). */
@@ -50,7 +57,11 @@ interface RouteParts {
 }
 
 /** A route that needs a bearer token, and the permission its token must hold. */
-export interface AuthRouteSpec extends RouteParts {
+export interface AuthRouteSpec<
+  P extends PartSchema = PartSchema,
+  Q extends PartSchema = PartSchema,
+  B extends PartSchema = PartSchema,
+> extends RouteParts<P, Q, B> {
   readonly auth: true;
   readonly permission: Permission;
 }
@@ -59,7 +70,11 @@ export interface AuthRouteSpec extends RouteParts {
  * A route as the OpenAPI document and the 405 handling see it. Only health, readiness,
  * metrics and the OpenAPI document go without a token (and so without a permission).
  */
-export type RouteSpec = AuthRouteSpec | (RouteParts & { readonly auth: false });
+export type RouteSpec<
+  P extends PartSchema = PartSchema,
+  Q extends PartSchema = PartSchema,
+  B extends PartSchema = PartSchema,
+> = AuthRouteSpec<P, Q, B> | (RouteParts<P, Q, B> & { readonly auth: false });
 
 export interface Handled<P, Q, B> {
   readonly caller: Caller;
@@ -76,9 +91,14 @@ export interface ApiRouter {
   readonly app: FastifyInstance;
   readonly deps: ApiDeps;
   readonly routes: RouteSpec[];
-  add<P = undefined, Q = undefined, B = undefined>(
-    spec: RouteSpec,
-    handler: (ctx: Handled<P, Q, B>) => Promise<unknown>,
+  /** Each part reaches the handler as its schema gives it (a route without one gets none). */
+  add<
+    P extends PartSchema = z.ZodUndefined,
+    Q extends PartSchema = z.ZodUndefined,
+    B extends PartSchema = z.ZodUndefined,
+  >(
+    spec: RouteSpec<P, Q, B>,
+    handler: (ctx: Handled<z.output<P>, z.output<Q>, z.output<B>>) => Promise<unknown>,
   ): void;
 }
 

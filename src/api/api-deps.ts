@@ -2,7 +2,7 @@ import type { Queue } from "bullmq";
 import type { FastifyPluginCallback } from "fastify";
 import type { Registry } from "prom-client";
 import type { Batches } from "../batches/batches.js";
-import type { ApiToken } from "../config.js";
+import type { ApiToken } from "../config/load-config.js";
 import type { Logger } from "../logger.js";
 import type { LaneHolds } from "../outflow/lane-holds.js";
 import type { ProviderLookups } from "../processors/provider-lookup.js";

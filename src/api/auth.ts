@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from "node:crypto";
-import { type ApiToken, namedOrOnlyAccount, type Permission } from "../config.js";
+import { type ApiToken, namedOrOnlyAccount, type Permission } from "../config/load-config.js";
 import { ApiError } from "./api-error.js";
 
 /** Who made a request: the token's name, the accounts it may use and what it may do. */

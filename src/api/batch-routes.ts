@@ -1,4 +1,5 @@
 import { Readable, Transform } from "node:stream";
+import type { z } from "zod";
 import {
   BatchAmbiguousError,
   BatchDecisionError,
@@ -12,7 +13,6 @@ import {
 } from "../batches/batch-errors.js";
 import type { BatchKind } from "../batches/batch-kinds.js";
 import { csvRows, jsonRows, type RowSource } from "../batches/batch-rows.js";
-import type { BatchState } from "../batches/batch-store.js";
 import type { Batches } from "../batches/batches.js";
 import { KEY_REUSED } from "../batches/key-reuse.js";
 import { renderReport } from "../batches/report-format.js";
@@ -83,7 +83,7 @@ async function ownBatch(
 }
 
 function registerSubmit(router: ApiRouter): void {
-  router.add<undefined, unknown, unknown>(
+  router.add(
     {
       method: "POST",
       url: "/v1/batches",
@@ -181,7 +181,7 @@ function submitError(error: unknown): unknown {
  * the one that submitted the batch.
  */
 function registerDecision(router: ApiRouter, decision: "approve" | "reject"): void {
-  addBatchRoute<{ account?: string }>(
+  addBatchRoute(
     router,
     {
       method: "POST",
@@ -192,6 +192,7 @@ function registerDecision(router: ApiRouter, decision: "approve" | "reject"): vo
           : "Reject a batch awaiting approval: it is cancelled, every job ends `cancelled` (batch_rejected)",
       audit: `batch_${decision}`,
       permission: "approve",
+      query: AccountQuery,
     },
     async ({ params, caller, audit }, account) => {
       try {
@@ -211,22 +212,28 @@ function registerDecision(router: ApiRouter, decision: "approve" | "reject"): vo
 }
 
 /** The declaration of a route on one batch, `/v1/batches/:batchId...`; the query names its account. */
-type BatchRouteSpec = Pick<
-  AuthRouteSpec,
-  "method" | "url" | "summary" | "permission" | "query" | "audit"
->;
+type BatchRouteSpec<S extends BatchQuery> = Pick<
+  AuthRouteSpec<typeof BatchParams, S>,
+  "method" | "url" | "summary" | "permission" | "audit"
+> & { readonly query: S };
+
+/** A batch route's query: it names the batch's account, and may ask more. */
+type BatchQuery = z.ZodType<{ account?: string | undefined }>;
 
 /**
  * A route on one batch of the caller's: the handler gets the batch's account (`ownBatch`). A
  * mutating one records the batch id first, so its audit line names the batch even when refused.
  */
-function addBatchRoute<Q extends { account?: string }>(
+function addBatchRoute<S extends BatchQuery = typeof AccountQuery>(
   router: ApiRouter,
-  spec: BatchRouteSpec,
-  handler: (ctx: Handled<{ batchId: string }, Q, undefined>, account: string) => Promise<unknown>,
+  spec: BatchRouteSpec<S>,
+  handler: (
+    ctx: Handled<z.output<typeof BatchParams>, z.output<S>, undefined>,
+    account: string,
+  ) => Promise<unknown>,
 ): void {
   const { batches } = router.deps;
-  router.add<{ batchId: string }, Q>(
+  router.add(
     {
       method: spec.method,
       url: spec.url,
@@ -234,7 +241,7 @@ function addBatchRoute<Q extends { account?: string }>(
       auth: true,
       permission: spec.permission,
       params: BatchParams,
-      query: spec.query ?? AccountQuery,
+      query: spec.query,
       ...(spec.audit !== undefined && { audit: spec.audit }),
     },
     async (ctx) => {
@@ -246,7 +253,7 @@ function addBatchRoute<Q extends { account?: string }>(
 }
 
 function registerList(router: ApiRouter): void {
-  router.add<undefined, { account?: string; state?: BatchState[]; limit?: number }>(
+  router.add(
     {
       method: "GET",
       url: "/v1/batches",
@@ -265,20 +272,21 @@ function registerList(router: ApiRouter): void {
 }
 
 function registerStatus(router: ApiRouter): void {
-  addBatchRoute<{ account?: string }>(
+  addBatchRoute(
     router,
     {
       method: "GET",
       url: "/v1/batches/:batchId",
       summary: "A batch's state, counts per result, progress and timings",
       permission: "read",
+      query: AccountQuery,
     },
     async ({ params }, account) => router.deps.batches.status(account, params.batchId),
   );
 }
 
 function registerResults(router: ApiRouter): void {
-  addBatchRoute<{ format?: "csv" | "jsonl"; account?: string; result?: string[] }>(
+  addBatchRoute(
     router,
     {
       method: "GET",
@@ -304,7 +312,7 @@ function registerResults(router: ApiRouter): void {
 }
 
 function registerCancel(router: ApiRouter): void {
-  addBatchRoute<{ account?: string }>(
+  addBatchRoute(
     router,
     {
       method: "POST",
@@ -312,6 +320,7 @@ function registerCancel(router: ApiRouter): void {
       summary: "Cancel a batch: its jobs not yet sent are removed and end `cancelled`",
       permission: "operate",
       audit: "batch_cancel",
+      query: AccountQuery,
     },
     async ({ params, audit }, account) => {
       try {

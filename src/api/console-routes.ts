@@ -74,7 +74,7 @@ export function registerConsoleRoutes(router: ApiRouter): void {
     },
     async ({ reply }) => send(reply, "index.html"),
   );
-  router.add<{ "*": string }>(
+  router.add(
     {
       method: "GET",
       url: "/console/*",

@@ -1,5 +1,4 @@
 import type { Job } from "bullmq";
-import type { z } from "zod";
 import type { HoldCause } from "../outflow/lane-holds.js";
 import { JobControlError } from "../queues/job-controls.js";
 import type { JobData } from "../queues/job-data.js";
@@ -7,8 +6,6 @@ import type { ApiRouter } from "./api-app.js";
 import { ApiError } from "./api-error.js";
 import { accountOf } from "./auth.js";
 import { AccountParams, HoldCancelBody, LaneParams } from "./request-schemas.js";
-
-type Lane = { alias: string; currency: string };
 
 /**
  * An account's currency lanes held by a velocity limit or insufficient funds
@@ -73,7 +70,7 @@ async function cancelOne(
 
 function registerHoldList(router: ApiRouter): void {
   const { laneHolds } = router.deps;
-  router.add<{ alias: string }>(
+  router.add(
     {
       method: "GET",
       url: "/v1/accounts/:alias/holds",
@@ -93,7 +90,7 @@ function registerHoldList(router: ApiRouter): void {
 
 function registerRelease(router: ApiRouter): void {
   const { laneHolds } = router.deps;
-  router.add<Lane>(
+  router.add(
     {
       method: "POST",
       url: "/v1/accounts/:alias/holds/:currency/release",
@@ -125,7 +122,7 @@ function registerRelease(router: ApiRouter): void {
 }
 
 function registerResume(router: ApiRouter): void {
-  router.add<Lane>(
+  router.add(
     {
       method: "POST",
       url: "/v1/accounts/:alias/holds/:currency/resume",
@@ -155,7 +152,7 @@ function registerResume(router: ApiRouter): void {
 
 function registerCancel(router: ApiRouter): void {
   const { laneHolds, queues, jobs } = router.deps;
-  router.add<Lane, undefined, z.infer<typeof HoldCancelBody>>(
+  router.add(
     {
       method: "POST",
       url: "/v1/accounts/:alias/holds/:currency/cancel",

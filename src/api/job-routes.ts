@@ -21,7 +21,7 @@ import { JobByKeyQuery, JobParams, SubmitJobBody } from "./request-schemas.js";
 export function registerJobRoutes(router: ApiRouter): void {
   const { producer, queues, results } = router.deps;
 
-  router.add<undefined, undefined, Record<string, unknown> & { account?: string }>(
+  router.add(
     {
       method: "POST",
       url: "/v1/jobs",
@@ -116,7 +116,7 @@ export function registerJobRoutes(router: ApiRouter): void {
 
   registerJobControls(router);
 
-  router.add<{ jobId: string }>(
+  router.add(
     {
       method: "GET",
       url: "/v1/jobs/:jobId",
@@ -128,7 +128,7 @@ export function registerJobRoutes(router: ApiRouter): void {
     async ({ caller, params }) => statusOf(caller, params.jobId),
   );
 
-  addAccountQueryRoute<{ idempotencyKey: string; account?: string }>(
+  addAccountQueryRoute(
     router,
     { url: "/v1/jobs", summary: "A job's status by its idempotency key", query: JobByKeyQuery },
     async (account, query, caller) =>
@@ -161,7 +161,7 @@ function registerJobControls(router: ApiRouter): void {
     ["reject", "approve", "Reject a job awaiting approval: it ends `cancelled` (job_rejected)"],
   ] as const;
   for (const [action, permission, summary] of controls)
-    router.add<{ jobId: string }>(
+    router.add(
       {
         method: "POST",
         url: `/v1/jobs/:jobId/${action}`,

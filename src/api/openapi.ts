@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { Permission } from "../config.js";
+import type { Permission } from "../config/load-config.js";
 import type { RouteSpec } from "./api-app.js";
 
 const jsonSchema = (schema: z.ZodType) =>

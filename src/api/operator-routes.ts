@@ -13,13 +13,6 @@ import {
   PauseBody,
 } from "./request-schemas.js";
 
-interface DeadLetterSearch {
-  readonly account?: string;
-  readonly limit?: number;
-  readonly reference?: string;
-  readonly idempotencyKey?: string;
-}
-
 /**
  * Before a dead letter that may have reached the provider is sent again, the provider is asked
  * (by its id, or the key it echoes): found made, the job is resolved with that evidence instead
@@ -72,7 +65,7 @@ export function registerOperatorRoutes(router: ApiRouter): void {
 function registerDeadLetterRoutes(router: ApiRouter): void {
   const { deadLetters } = router.deps;
 
-  addAccountQueryRoute<DeadLetterSearch>(
+  addAccountQueryRoute(
     router,
     {
       url: "/v1/dead-letters",
@@ -89,7 +82,7 @@ function registerDeadLetterRoutes(router: ApiRouter): void {
     }),
   );
 
-  router.add<{ jobId: string }, { account?: string }>(
+  router.add(
     {
       method: "POST",
       url: "/v1/dead-letters/:jobId/replay",
@@ -168,7 +161,7 @@ function registerAccountRoutes(router: ApiRouter): void {
     }),
   );
 
-  router.add<{ alias: string }, undefined, { reason?: string } | undefined>(
+  router.add(
     {
       method: "POST",
       url: "/v1/accounts/:alias/pause",
@@ -187,7 +180,7 @@ function registerAccountRoutes(router: ApiRouter): void {
     },
   );
 
-  router.add<{ alias: string }>(
+  router.add(
     {
       method: "POST",
       url: "/v1/accounts/:alias/resume",

@@ -1,4 +1,3 @@
-import type { z } from "zod";
 import { ResolutionError } from "../queues/job-resolutions.js";
 import { addAccountQueryRoute } from "./account-query-route.js";
 import type { ApiRouter } from "./api-app.js";
@@ -28,7 +27,7 @@ export function registerResolutionRoutes(router: ApiRouter): void {
     throw error;
   };
 
-  router.add<{ jobId: string }, undefined, z.infer<typeof ResolveBody>>(
+  router.add(
     {
       method: "POST",
       url: "/v1/jobs/:jobId/resolve",
@@ -57,7 +56,7 @@ export function registerResolutionRoutes(router: ApiRouter): void {
     },
   );
 
-  router.add<{ jobId: string }>(
+  router.add(
     {
       method: "POST",
       url: "/v1/jobs/:jobId/resolve/approve",
@@ -76,7 +75,7 @@ export function registerResolutionRoutes(router: ApiRouter): void {
     },
   );
 
-  addAccountQueryRoute<{ readonly account?: string; readonly limit?: number }>(
+  addAccountQueryRoute(
     router,
     {
       url: "/v1/resolutions",

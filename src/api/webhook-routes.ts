@@ -26,7 +26,7 @@ export function registerWebhookRoutes(router: ApiRouter): void {
     },
   );
 
-  router.add<undefined, { account?: string; limit?: number }>(
+  router.add(
     {
       method: "GET",
       url: "/v1/webhooks/failed",
@@ -44,7 +44,7 @@ export function registerWebhookRoutes(router: ApiRouter): void {
     },
   );
 
-  router.add<{ eventId: string }>(
+  router.add(
     {
       method: "POST",
       url: "/v1/webhooks/failed/:eventId/redeliver",

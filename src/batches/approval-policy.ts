@@ -1,4 +1,4 @@
-import type { ApprovalPolicy } from "../config.js";
+import type { ApprovalPolicy } from "../config/load-config.js";
 import { compareDecimal } from "../queues/job-money.js";
 import type { BatchTotals } from "./batch-totals.js";
 

@@ -1,4 +1,4 @@
-import type { RepeatPolicy } from "../config.js";
+import type { RepeatPolicy } from "../config/load-config.js";
 import { deriveIdempotencyKey, jobIdFor } from "../queues/idempotency-key.js";
 import type { JobEnvelope } from "../queues/job-envelope.js";
 import { paymentFingerprint } from "../queues/payment-fingerprint.js";

@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from "node:crypto";
-import type { ApprovalPolicy } from "../config.js";
+import type { ApprovalPolicy } from "../config/load-config.js";
 import type { BalanceSource } from "../provider/read-balances.js";
 import { EnqueueValidationError } from "../queues/enqueue-error.js";
 import { deriveIdempotencyKey, jobIdFor } from "../queues/idempotency-key.js";

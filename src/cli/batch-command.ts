@@ -5,7 +5,7 @@ import { BatchAmbiguousError, BatchDecisionError } from "../batches/batch-errors
 import { BATCH_KIND_NAMES, type BatchKind } from "../batches/batch-kinds.js";
 import { batchTemplate } from "../batches/batch-template.js";
 import { renderReport } from "../batches/report-format.js";
-import { namedOrOnlyAccount } from "../config.js";
+import { namedOrOnlyAccount } from "../config/load-config.js";
 import { JOB_PRIORITIES, type JobPriority } from "../queues/lanes.js";
 import { CliError } from "./cli-error.js";
 import { EXIT } from "./exit-codes.js";

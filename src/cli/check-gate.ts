@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { PaymentsRateLimitError } from "../client/errors.js";
-import type { AccountConfig, Config } from "../config.js";
+import type { AccountConfig, Config } from "../config/load-config.js";
 import { createLogger } from "../logger.js";
 import { rateLimitPauseMs } from "../processors/classify.js";
 import { RateGate } from "../processors/rate-gate.js";

@@ -1,5 +1,5 @@
 import { Command, Option } from "commander";
-import { namedOrOnlyAccount } from "../config.js";
+import { namedOrOnlyAccount } from "../config/load-config.js";
 import { ResolutionError } from "../queues/job-resolutions.js";
 import { CliError } from "./cli-error.js";
 import { EXIT } from "./exit-codes.js";

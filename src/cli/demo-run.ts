@@ -7,7 +7,7 @@ import { fileURLToPath } from "node:url";
 import type { BatchKind } from "../batches/batch-kinds.js";
 import type { BatchStatus } from "../batches/batches.js";
 import { renderReport } from "../batches/report-format.js";
-import { embeddedUpstream, loadConfig } from "../config.js";
+import { embeddedUpstream, loadConfig } from "../config/load-config.js";
 import { createLogger } from "../logger.js";
 import { closeRedis } from "../redis/close.js";
 import { createRedis } from "../redis/connection.js";

@@ -1,5 +1,5 @@
 import { Command } from "commander";
-import { loadConfig } from "../config.js";
+import { loadConfig } from "../config/load-config.js";
 import { reachableUrl } from "../listen-url.js";
 import { CliError } from "./cli-error.js";
 import { EXIT } from "./exit-codes.js";

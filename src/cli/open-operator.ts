@@ -1,5 +1,5 @@
 import { migrateLegacyBatchKeys } from "../batches/legacy-batch-keys.js";
-import type { Config } from "../config.js";
+import type { Config } from "../config/load-config.js";
 import { createLogger } from "../logger.js";
 import { balanceSource, openProviderLookups } from "../processors/provider-lookup.js";
 import { migrateLegacyPauses } from "../queues/account-pauses.js";

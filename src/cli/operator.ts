@@ -1,4 +1,4 @@
-import { loadConfig } from "../config.js";
+import { loadConfig } from "../config/load-config.js";
 import type { SharedParts } from "../service/open-parts.js";
 
 /** What the operator commands act through: the service's Redis, read from configuration. */

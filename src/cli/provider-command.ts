@@ -1,7 +1,7 @@
 import { writeFileSync } from "node:fs";
 import { Command } from "commander";
-import type { Config } from "../config.js";
-import { loadConfig } from "../config.js";
+import type { Config } from "../config/load-config.js";
+import { loadConfig } from "../config/load-config.js";
 import { validate } from "../contract/field-issues.js";
 import { ExchangeRateQuery } from "../contract/utility.js";
 import type { Reader } from "../provider/check-answer.js";

@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Command } from "commander";
-import { loadConfig } from "../config.js";
+import { loadConfig } from "../config/load-config.js";
 import { CliError } from "./cli-error.js";
 import { EXIT } from "./exit-codes.js";
 import { runAction } from "./run-action.js";

@@ -7,7 +7,7 @@ import {
   BatchRefusedError,
   BatchSubmissionBusyError,
 } from "../batches/batch-errors.js";
-import { ConfigError } from "../config.js";
+import { ConfigError } from "../config/load-config.js";
 import { errorCode } from "../contract/error-code.js";
 import { EnqueueValidationError } from "../queues/enqueue-error.js";
 import { ReplayConflictError } from "../queues/replay-conflict-error.js";

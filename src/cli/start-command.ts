@@ -1,5 +1,5 @@
 import { Command, Option } from "commander";
-import { loadConfig } from "../config.js";
+import { loadConfig } from "../config/load-config.js";
 import { ROLES, type Role } from "../service/roles.js";
 import { runAction } from "./run-action.js";
 

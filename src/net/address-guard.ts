@@ -90,7 +90,7 @@ export function allowedRangeProblem(entry: string): string | undefined {
   return undefined;
 }
 
-/** Parses CIDR ranges (config.ts has checked them). */
+/** Parses CIDR ranges (config/webhooks.ts has checked them). */
 function parseRanges(cidrs: readonly string[]): Range[] {
   return cidrs.map((cidr) => ipaddr.parseCIDR(cidr));
 }

@@ -59,7 +59,7 @@ export function parseClusterUrl(url: string): ClusterTarget | string {
 /** The cluster `url` names; throws (naming the rule, never the URL) when it names none. */
 export function clusterTargetOf(url: string): ClusterTarget {
   const target = parseClusterUrl(url);
-  // config.ts refuses a bad one at start: here it is a caller's mistake.
+  // config/ refuses a bad one at start: here it is a caller's mistake.
   if (typeof target === "string") throw new Error(`REDIS_URL ${target}`);
   return target;
 }

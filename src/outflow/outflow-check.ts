@@ -1,4 +1,4 @@
-import type { CurrencyLimits, VelocityLimit, VelocityLimits } from "../config.js";
+import type { CurrencyLimits, VelocityLimit, VelocityLimits } from "../config/load-config.js";
 import type { JobEnvelope } from "../queues/job-envelope.js";
 import { JOB_KINDS } from "../queues/job-kinds.js";
 import { rowMoney } from "../queues/job-money.js";

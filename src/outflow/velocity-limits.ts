@@ -1,5 +1,5 @@
 /**
- * Velocity limits (docs/safety.md; configured as config.ts's VelocityLimits): how much, and how
+ * Velocity limits (docs/safety.md; configured as config/outflow.ts's VelocityLimits): how much, and how
  * many payouts, an account may send per currency in a rolling hour and day, and to one
  * beneficiary in a rolling day. Amounts are compared as whole units of a ten-thousandth, never
  * as floating point.

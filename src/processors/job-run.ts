@@ -1,6 +1,6 @@
 import type { Job } from "bullmq";
 import type { PaymentsClient } from "../client/payments-client.js";
-import type { AccountConfig } from "../config.js";
+import type { AccountConfig } from "../config/load-config.js";
 import { isOutflow } from "../outflow/outflow-check.js";
 import { type JobData, type JobState, mayHaveBeenSent } from "../queues/job-data.js";
 import type { JobEnvelope } from "../queues/job-envelope.js";

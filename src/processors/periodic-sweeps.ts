@@ -1,4 +1,4 @@
-import type { AccountConfig } from "../config.js";
+import type { AccountConfig } from "../config/load-config.js";
 import type { Logger } from "../logger.js";
 import type { PipelineMetrics } from "../metrics/pipeline-metrics.js";
 import { SweepBusyError } from "./reconcile-sweep.js";

@@ -1,5 +1,10 @@
 import type { PaymentsClient } from "../client/payments-client.js";
-import type { AccountConfig, BooksConfig, OutflowConfig, PipelineConfig } from "../config.js";
+import type {
+  AccountConfig,
+  BooksConfig,
+  OutflowConfig,
+  PipelineConfig,
+} from "../config/load-config.js";
 import type { Logger } from "../logger.js";
 import type { PipelineMetrics } from "../metrics/pipeline-metrics.js";
 import type { LaneHolds } from "../outflow/lane-holds.js";

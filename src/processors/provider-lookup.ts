@@ -1,6 +1,6 @@
 import { PaymentsNotFoundError } from "../client/errors.js";
 import { PaymentsClient } from "../client/payments-client.js";
-import type { AccountConfig, Config } from "../config.js";
+import type { AccountConfig, Config } from "../config/load-config.js";
 import type { ProviderAdapter } from "../provider/adapter.js";
 import { cutText } from "../provider/bounds.js";
 import { valueAt } from "../provider/paths.js";

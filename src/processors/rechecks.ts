@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
 import { PaymentsRateLimitError } from "../client/errors.js";
 import type { PaymentsClient } from "../client/payments-client.js";
-import type { AccountConfig } from "../config.js";
+import type { AccountConfig } from "../config/load-config.js";
 import type { PipelineMetrics } from "../metrics/pipeline-metrics.js";
 import { LOOKUP_OPERATIONS } from "../provider/profile.js";
 import { readAnswerFields, statusMeaning } from "../provider/read-answer.js";

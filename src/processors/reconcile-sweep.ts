@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { PaymentsRateLimitError } from "../client/errors.js";
 import type { PaymentsClient } from "../client/payments-client.js";
-import type { AccountConfig } from "../config.js";
+import type { AccountConfig } from "../config/load-config.js";
 import { MoneyqError } from "../errors/moneyq-error.js";
 import { valueAt } from "../provider/paths.js";
 import { LIST_ITEM_FIELDS, type ListOperation, type ProviderProfile } from "../provider/profile.js";

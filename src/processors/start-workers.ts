@@ -2,7 +2,7 @@ import { type Queue, Worker } from "bullmq";
 import type { Registry } from "prom-client";
 import { PaymentsClient } from "../client/payments-client.js";
 import { retryDelayMs } from "../client/retry.js";
-import type { AccountConfig, Config } from "../config.js";
+import type { AccountConfig, Config } from "../config/load-config.js";
 import type { Logger } from "../logger.js";
 import { countErrors } from "../metrics/error-metrics.js";
 import { MetricAccounts } from "../metrics/metric-accounts.js";

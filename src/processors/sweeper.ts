@@ -1,5 +1,5 @@
 import { PaymentsClient } from "../client/payments-client.js";
-import type { AccountConfig, Config } from "../config.js";
+import type { AccountConfig, Config } from "../config/load-config.js";
 import type { ProviderAdapter } from "../provider/adapter.js";
 import { accountQueueName } from "../queues/queue-names.js";
 import { bullKeys } from "../redis/bullmq-internals.js";

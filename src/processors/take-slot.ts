@@ -1,5 +1,5 @@
 import type { Job, Worker } from "bullmq";
-import type { VelocityLimits } from "../config.js";
+import type { VelocityLimits } from "../config/load-config.js";
 import { outflowCheckOf } from "../outflow/outflow-check.js";
 import type { JobEnvelope } from "../queues/job-envelope.js";
 import type { Lane } from "../queues/lanes.js";

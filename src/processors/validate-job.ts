@@ -1,6 +1,6 @@
 import type { Job } from "bullmq";
 import type { PaymentsClient } from "../client/payments-client.js";
-import type { AccountConfig } from "../config.js";
+import type { AccountConfig } from "../config/load-config.js";
 import { formatFieldIssues, validate } from "../contract/field-issues.js";
 import { type JobData, mayHaveBeenSent } from "../queues/job-data.js";
 import { type JobEnvelope, JobEnvelopeSchema } from "../queues/job-envelope.js";

@@ -1,4 +1,4 @@
-import type { ApprovalPolicy } from "../config.js";
+import type { ApprovalPolicy } from "../config/load-config.js";
 import { jobHoldKey, type Keyspace } from "../redis/keys.js";
 import type { JobEnvelope } from "./job-envelope.js";
 import { compareDecimal, rowMoney } from "./job-money.js";

@@ -1,4 +1,4 @@
-import type { ApprovalPolicy } from "../config.js";
+import type { ApprovalPolicy } from "../config/load-config.js";
 import { MoneyqError } from "../errors/moneyq-error.js";
 import type { RedisConnection } from "../redis/connection.js";
 import { type Keyspace, keyspace, resolutionRequestKey } from "../redis/keys.js";

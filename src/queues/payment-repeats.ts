@@ -1,4 +1,4 @@
-import { type PaymentRepeatsPolicy, paymentRepeatsOf } from "../config.js";
+import { type PaymentRepeatsPolicy, paymentRepeatsOf } from "../config/load-config.js";
 import { bullKeys } from "../redis/bullmq-internals.js";
 import type { RedisConnection } from "../redis/connection.js";
 import { type Keyspace, keyspace, paymentRepeatKeys, resultMarkerKey } from "../redis/keys.js";

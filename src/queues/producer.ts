@@ -1,5 +1,5 @@
 import type { Job, JobsOptions } from "bullmq";
-import type { ApprovalPolicy, PaymentRepeatsPolicy } from "../config.js";
+import type { ApprovalPolicy, PaymentRepeatsPolicy } from "../config/load-config.js";
 import { type FieldIssue, validate } from "../contract/field-issues.js";
 import { DEFAULT_PROVIDER_PROFILE, type ProviderProfile } from "../provider/profile.js";
 import { profileRequestIssues } from "../provider/requests.js";

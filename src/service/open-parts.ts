@@ -5,7 +5,7 @@ import {
   type Config,
   DEFAULT_ACCOUNT_ALIAS,
   embeddedUpstream,
-} from "../config.js";
+} from "../config/load-config.js";
 import { LaneHolds } from "../outflow/lane-holds.js";
 import type { BalanceSource } from "../provider/read-balances.js";
 import { AccountPauses } from "../queues/account-pauses.js";

@@ -1,4 +1,4 @@
-import { type Config, ConfigError } from "../config.js";
+import { type Config, ConfigError } from "../config/load-config.js";
 import type { ProviderAdapter } from "../provider/adapter.js";
 import { AdapterLoadError, loadProviderAdapter } from "../provider/load-adapter.js";
 

@@ -12,7 +12,7 @@ import {
   DEFAULT_ACCOUNT_ALIAS,
   embeddedUpstream,
   PERMISSIONS,
-} from "../config.js";
+} from "../config/load-config.js";
 import { MoneyqError } from "../errors/moneyq-error.js";
 import { listenProblem } from "../listen-url.js";
 import { createLogger, type Logger } from "../logger.js";

@@ -7,7 +7,7 @@ import {
   SamplingDecision,
   TraceIdRatioBasedSampler,
 } from "@opentelemetry/sdk-trace";
-import type { TraceSamplerName } from "../config.js";
+import type { TraceSamplerName } from "../config/load-config.js";
 
 /** OTEL_TRACES_SAMPLER's sampler, as the OpenTelemetry specification defines each name. */
 function configuredSampler(name: TraceSamplerName, ratio: number): Sampler {

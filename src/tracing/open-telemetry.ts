@@ -8,7 +8,7 @@ import { registerInstrumentations } from "@opentelemetry/instrumentation";
 import { UndiciInstrumentation } from "@opentelemetry/instrumentation-undici";
 import { defaultResource, resourceFromAttributes } from "@opentelemetry/resources";
 import { BatchSpanProcessor, TracerProvider } from "@opentelemetry/sdk-trace";
-import type { TracingConfig } from "../config.js";
+import type { TracingConfig } from "../config/load-config.js";
 import type { Logger } from "../logger.js";
 import { jobSampler } from "./job-sampler.js";
 import { otelJobTracer } from "./otel-job-tracer.js";
@@ -21,10 +21,10 @@ const EMBEDDED_BASE_PATH = "/v1";
 const EXPORT_ERROR_LOG_MS = 60_000;
 
 /**
- * The exporter, with what config.ts validated passed explicitly rather than left for the
+ * The exporter, with what config/tracing.ts validated passed explicitly rather than left for the
  * exporter to read from the environment: a configuration built from another environment
  * (tests, an embedding program) is honoured, and the headers stay the non-enumerable values
- * config.ts holds. The exporter still reads the variables it alone knows (OTEL_EXPORTER_OTLP_
+ * config/tracing.ts holds. The exporter still reads the variables it alone knows (OTEL_EXPORTER_OTLP_
  * TIMEOUT, _COMPRESSION, _CERTIFICATE), as the SDK documents.
  */
 function exporterOf(config: TracingConfig, upstreamUrl: string | undefined): RedactingExporter {

@@ -1,4 +1,4 @@
-import type { Config } from "../config.js";
+import type { Config } from "../config/load-config.js";
 import type { Logger } from "../logger.js";
 import { NO_TRACING } from "./job-tracer.js";
 import type { Tracing } from "./tracing.js";

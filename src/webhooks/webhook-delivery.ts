@@ -1,7 +1,7 @@
 import { type Telemetry, UnrecoverableError, Worker } from "bullmq";
 import { Agent } from "undici";
 import { parseRetryAfter } from "../client/retry.js";
-import type { WebhookConfig } from "../config.js";
+import type { WebhookConfig } from "../config/load-config.js";
 import { assertAllowedWebhookUrl, guardedLookup } from "../net/address-guard.js";
 import { onReconnected } from "../redis/bullmq-internals.js";
 import { isRedisConnectionError, outageLog } from "../redis/errors.js";

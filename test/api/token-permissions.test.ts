@@ -1,7 +1,7 @@
 import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ApiRouter, AuthRouteSpec } from "../../src/api/api-app.js";
-import { PERMISSIONS, type Permission } from "../../src/config.js";
+import { PERMISSIONS, type Permission } from "../../src/config/load-config.js";
 import { createLogger } from "../../src/logger.js";
 import { until, useService } from "../helpers/service.js";
 import { serviceApi } from "../helpers/service-api.js";

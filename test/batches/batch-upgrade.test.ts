@@ -1,7 +1,7 @@
 import { Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
 import { migrateLegacyBatchKeys } from "../../src/batches/legacy-batch-keys.js";
-import { loadConfig } from "../../src/config.js";
+import { loadConfig } from "../../src/config/load-config.js";
 import { createLogger } from "../../src/logger.js";
 import type { RedisConnection } from "../../src/redis/connection.js";
 import { batchKeys, keyspace, legacyBatchKeys } from "../../src/redis/keys.js";

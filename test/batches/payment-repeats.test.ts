@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../../src/config.js";
+import { loadConfig } from "../../src/config/load-config.js";
 import { createLogger } from "../../src/logger.js";
 import { type Service, startService } from "../../src/service/start-service.js";
 import { useTestRedis } from "../helpers/redis.js";

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BATCH_KIND_NAMES, BATCH_KINDS, type BatchKind } from "../../src/batches/batch-kinds.js";
 import { csvQuoted } from "../../src/batches/csv-quote.js";
 import { fileRows } from "../../src/cli/file-rows.js";
-import { loadConfig } from "../../src/config.js";
+import { loadConfig } from "../../src/config/load-config.js";
 import { openParts, type SharedParts } from "../../src/service/open-parts.js";
 import { runCli } from "../helpers/cli.js";
 import { useTestRedis } from "../helpers/redis.js";

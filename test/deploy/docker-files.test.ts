@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { loadConfig } from "../../src/config.js";
+import { loadConfig } from "../../src/config/load-config.js";
 import { createLogger } from "../../src/logger.js";
 import { startPrivateRedis } from "../../src/redis/private-redis.js";
 import { checkRedisSafety } from "../../src/redis/safety.js";

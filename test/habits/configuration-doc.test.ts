@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { CONFIG_DEFAULTS, KNOWN_VARIABLES } from "../../src/config.js";
+import { CONFIG_DEFAULTS, KNOWN_VARIABLES } from "../../src/config/load-config.js";
 
 const page = readFileSync(
   join(import.meta.dirname, "..", "..", "docs", "configuration.md"),

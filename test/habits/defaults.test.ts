@@ -6,10 +6,11 @@ import { describe, expect, it } from "vitest";
 // looks through src for the same value written again on a line about the same thing (one
 // that, with the two lines above it, names at least two words of the entry's name, or its one
 // word): a default repeated
-// elsewhere, which a change to the table would leave behind. Comments are not read.
+// elsewhere, which a change to the table would leave behind. Comments, closed lists of choices
+// (`as const`) and values shorter than three characters (0 to 99) are not read.
 const SRC = new URL("../../src/", import.meta.url);
 const TABLES = [
-  { file: "config.ts", name: "CONFIG_DEFAULTS" },
+  { file: "config/defaults.ts", name: "CONFIG_DEFAULTS" },
   { file: "client/options.ts", name: "CLIENT_DEFAULTS" },
 ] as const;
 /** Words of a name that say nothing of what it is about. */
@@ -29,7 +30,7 @@ function entriesOf(source: string, table: string): Entry[] {
   const body = source.slice(start, source.indexOf("});", start));
   return [...body.matchAll(/^\s+(\w+): (.+?)(?: as \w+)?,$/gm)]
     .map(([, key, written]) => ({ table, key: key as string, written: written as string }))
-    .filter((e) => /^("[^"]*"|[\d_ *]+)$/.test(e.written));
+    .filter((e) => /^("[^"]*"|[\d_ *]{3,})$/.test(e.written));
 }
 
 /** The words of a name, as a line about it would spell them. */
@@ -50,7 +51,8 @@ function repeats(entry: Entry, files: readonly string[], ownFile: string): strin
   for (const file of files.filter((f) => f !== ownFile)) {
     const lines = readFileSync(new URL(file, SRC), "utf8").split("\n");
     lines.forEach((line, i) => {
-      if (!value.test(line) || /^\s*(\*|\/\/|\/\*)/.test(line)) return;
+      // A comment, or a closed list of the values a variable may take, writes no default.
+      if (!value.test(line) || /^\s*(\*|\/\/|\/\*)/.test(line) || /as const;$/.test(line)) return;
       // The line with the two above it: an object's fields are named where it begins.
       const context = lines
         .slice(Math.max(0, i - 2), i + 1)

@@ -1,5 +1,5 @@
 import { expect } from "vitest";
-import { ConfigError, type ConfigIssue, loadConfig } from "../../src/config.js";
+import { ConfigError, type ConfigIssue, loadConfig } from "../../src/config/load-config.js";
 
 /** The issues loadConfig refuses `env` with; fails the test when it accepts it. */
 export function issuesOf(env: Record<string, string>): ConfigIssue[] {

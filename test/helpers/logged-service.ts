@@ -1,6 +1,6 @@
 import { Writable } from "node:stream";
 import { afterAll, beforeAll } from "vitest";
-import { type Config, loadConfig } from "../../src/config.js";
+import { type Config, loadConfig } from "../../src/config/load-config.js";
 import { createLogger } from "../../src/logger.js";
 import { type Service, startService } from "../../src/service/start-service.js";
 import { useTestRedis } from "./redis.js";

@@ -3,7 +3,7 @@ import type { Cluster } from "ioredis";
 import { Redis } from "ioredis";
 import { Registry } from "prom-client";
 import { afterAll, beforeAll } from "vitest";
-import { type Config, loadConfig } from "../../src/config.js";
+import { type Config, loadConfig } from "../../src/config/load-config.js";
 import { createLogger } from "../../src/logger.js";
 import { type RunningWorkers, startWorkers } from "../../src/processors/start-workers.js";
 import type { Producer } from "../../src/queues/producer.js";

@@ -1,6 +1,6 @@
 import { Registry } from "prom-client";
 import { afterAll, beforeAll } from "vitest";
-import { type Config, loadConfig } from "../../src/config.js";
+import { type Config, loadConfig } from "../../src/config/load-config.js";
 import { createLogger } from "../../src/logger.js";
 import { type RunningWorkers, startWorkers } from "../../src/processors/start-workers.js";
 import { Producer } from "../../src/queues/producer.js";

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll } from "vitest";
-import { type Config, loadConfig } from "../../src/config.js";
+import { type Config, loadConfig } from "../../src/config/load-config.js";
 import { createLogger } from "../../src/logger.js";
 import type { RedisConnection } from "../../src/redis/connection.js";
 import { type Keyspace, resultsStreamKey } from "../../src/redis/keys.js";

@@ -1,6 +1,6 @@
 import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
-import { loadConfig, METRICS_ACCOUNTS_UNSET_UP_TO } from "../../src/config.js";
+import { loadConfig, METRICS_ACCOUNTS_UNSET_UP_TO } from "../../src/config/load-config.js";
 import { MetricAccounts, OTHER_ACCOUNTS } from "../../src/metrics/metric-accounts.js";
 import { createPipelineMetrics } from "../../src/metrics/pipeline-metrics.js";
 import { issuesOf } from "../helpers/config-issues.js";

@@ -7,7 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { PaymentsInvalidRequestError } from "../../src/client/errors.js";
 import { PaymentsClient } from "../../src/client/payments-client.js";
 import { toTransportError } from "../../src/client/transport-error.js";
-import { type Config, loadConfig } from "../../src/config.js";
+import { type Config, loadConfig } from "../../src/config/load-config.js";
 import { createLogger } from "../../src/logger.js";
 import { classify } from "../../src/processors/classify.js";
 import { type RunningWorkers, startWorkers } from "../../src/processors/start-workers.js";

@@ -1,6 +1,6 @@
 import type { ChildProcess } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../../src/config.js";
+import { loadConfig } from "../../src/config/load-config.js";
 import { Producer } from "../../src/queues/producer.js";
 import { keyspace, resultsStreamKey } from "../../src/redis/keys.js";
 import { payoutBatch } from "../fixtures/batches.js";

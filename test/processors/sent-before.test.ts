@@ -1,7 +1,7 @@
 import { Queue, Worker } from "bullmq";
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Config, loadConfig } from "../../src/config.js";
+import { type Config, loadConfig } from "../../src/config/load-config.js";
 import { createLogger } from "../../src/logger.js";
 import { type RunningWorkers, startWorkers } from "../../src/processors/start-workers.js";
 import { jobIdFor } from "../../src/queues/idempotency-key.js";

@@ -3,7 +3,7 @@ import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PaymentsConnectionError } from "../../src/client/errors.js";
 import { PaymentsClient } from "../../src/client/payments-client.js";
-import { loadConfig } from "../../src/config.js";
+import { loadConfig } from "../../src/config/load-config.js";
 import { createLogger } from "../../src/logger.js";
 import { startWorkers } from "../../src/processors/start-workers.js";
 import { Producer } from "../../src/queues/producer.js";

@@ -1,6 +1,6 @@
 import { Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
-import { ConfigError, loadConfig } from "../../src/config.js";
+import { ConfigError, loadConfig } from "../../src/config/load-config.js";
 import { classify } from "../../src/processors/classify.js";
 import { readAnswer } from "../../src/processors/upstream-call.js";
 import {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { loadConfig } from "../../src/config.js";
+import { loadConfig } from "../../src/config/load-config.js";
 import { createLogger } from "../../src/logger.js";
 import { redactUrl } from "../../src/redis/redact-url.js";
 import { RedisUnavailableError } from "../../src/redis/unavailable-error.js";

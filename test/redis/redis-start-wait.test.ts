@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { createServer, type Server, type Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { loadConfig } from "../../src/config.js";
+import { loadConfig } from "../../src/config/load-config.js";
 import { freePort } from "../../src/redis/private-redis.js";
 import { serviceRedis } from "../../src/redis/service-redis.js";
 import { RedisUnavailableError } from "../../src/redis/unavailable-error.js";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { PaymentsClient } from "../../src/client/payments-client.js";
-import { ConfigError, loadConfig } from "../../src/config.js";
+import { ConfigError, loadConfig } from "../../src/config/load-config.js";
 
 const URL_V1 = "https://pay.example/v1";
 const RULE = "must be visible ASCII characters (0x21 to 0x7E), with no spaces";

@@ -9,7 +9,7 @@ import {
   loadConfig,
   PERMISSIONS,
   paymentRepeatsOf,
-} from "../../src/config.js";
+} from "../../src/config/load-config.js";
 import { webhookSecretProblem } from "../../src/webhooks/webhook-secret.js";
 import { profileFile } from "../fixtures/provider-profiles.js";
 import { issuesOf } from "../helpers/config-issues.js";

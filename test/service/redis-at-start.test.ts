@@ -1,6 +1,6 @@
 import type { ChildProcess } from "node:child_process";
 import { afterEach, describe, expect, it } from "vitest";
-import { loadConfig } from "../../src/config.js";
+import { loadConfig } from "../../src/config/load-config.js";
 import { createLogger } from "../../src/logger.js";
 import { startPrivateRedis } from "../../src/redis/private-redis.js";
 import { serviceRedis } from "../../src/redis/service-redis.js";

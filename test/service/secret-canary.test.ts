@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../../src/config.js";
+import { loadConfig } from "../../src/config/load-config.js";
 import { createLogger } from "../../src/logger.js";
 import type { RedisConnection } from "../../src/redis/connection.js";
 import { type Service, startService } from "../../src/service/start-service.js";

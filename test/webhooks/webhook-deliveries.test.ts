@@ -1,6 +1,6 @@
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { WebhookConfig } from "../../src/config.js";
+import type { WebhookConfig } from "../../src/config/load-config.js";
 import { createLogger } from "../../src/logger.js";
 import { keyspace, resultsStreamKey } from "../../src/redis/keys.js";
 import { standardHeaders } from "../../src/webhooks/standard-signature.js";

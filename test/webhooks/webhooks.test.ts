@@ -2,7 +2,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ConfigError, loadConfig } from "../../src/config.js";
+import { ConfigError, loadConfig } from "../../src/config/load-config.js";
 import { createLogger } from "../../src/logger.js";
 import { BlockedAddressError, isBlockedAddress } from "../../src/net/address-guard.js";
 import { startWorkers } from "../../src/processors/start-workers.js";

@@ -1,0 +1,62 @@
+// The books after success: re-checks and the reconciliation sweep's period.
+import { z } from "zod";
+import { CONFIG_DEFAULTS } from "./defaults.js";
+import type { EnvReader } from "./env-reader.js";
+
+/** Books after success (docs/reconciliation.md). */
+export interface BooksConfig {
+  /** When a succeeded payout is looked up again, after its success (ms, rising); empty: never. */
+  readonly recheckAfterMs: readonly number[];
+  /** How often the service sweeps each account's provider transactions; undefined: never. */
+  readonly reconcileEveryMs: number | undefined;
+}
+
+const DURATION_UNITS: Record<string, number> = {
+  ms: 1,
+  s: 1_000,
+  m: 60_000,
+  h: 3_600_000,
+  d: 86_400_000,
+};
+
+/** A duration such as `90s`, `1h` or `3d`, in ms; undefined when it is none. */
+export function durationMs(text: string): number | undefined {
+  const match = /^(\d{1,9})(ms|s|m|h|d)$/.exec(text.trim());
+  return match ? Number(match[1]) * (DURATION_UNITS[match[2] as string] as number) : undefined;
+}
+
+export const DURATION_RULE = "a duration such as 90s, 15m, 1h or 3d";
+
+const durations = z.string().superRefine((text, ctx) => {
+  if (text === "off") return;
+  const ms = text.split(",").map(durationMs);
+  if (ms.some((v) => v === undefined || v <= 0))
+    ctx.addIssue({
+      code: "custom",
+      message: `must be off, or ${DURATION_RULE}, or several separated by commas`,
+    });
+  else if (ms.length > 10 || ms.some((v, i) => i > 0 && (v as number) <= (ms[i - 1] as number)))
+    ctx.addIssue({ code: "custom", message: "must rise, at most 10 of them" });
+});
+
+/** MONEYQ_RECHECK_AFTER and MONEYQ_RECONCILE_EVERY. */
+export function readBooks(read: EnvReader): BooksConfig {
+  const recheck = read.check(
+    "MONEYQ_RECHECK_AFTER",
+    durations,
+    CONFIG_DEFAULTS.MONEYQ_RECHECK_AFTER,
+  );
+  const every = read.check(
+    "MONEYQ_RECONCILE_EVERY",
+    z.string().refine((t) => t === "off" || (durationMs(t) ?? 0) >= 60_000, {
+      message: `must be off, or ${DURATION_RULE}, at least 1m`,
+    }),
+    "off",
+  );
+  return Object.freeze({
+    recheckAfterMs: Object.freeze(
+      recheck === "off" ? [] : recheck.split(",").map((t) => durationMs(t) as number),
+    ),
+    reconcileEveryMs: every === "off" ? undefined : durationMs(every),
+  });
+}
