@@ -6,15 +6,15 @@
 // Every class there is an error a caller of Batches may meet, and its RowIssue.
 export * from "./batches/batch-errors.js";
 export { BATCH_KINDS, type BatchKind } from "./batches/batch-kinds.js";
+export type {
+  BatchStatus,
+  CancelReport,
+  SubmitOptions,
+  SubmitReport,
+} from "./batches/batch-reports.js";
 export { csvRows, jsonRows, type RowSource } from "./batches/batch-rows.js";
 export { BATCH_STATES, type BatchState } from "./batches/batch-store.js";
-export {
-  Batches,
-  type BatchStatus,
-  type CancelReport,
-  type SubmitOptions,
-  type SubmitReport,
-} from "./batches/batches.js";
+export { Batches } from "./batches/batches.js";
 export {
   DEFAULT_RETRY_POLICY,
   type OperationData,

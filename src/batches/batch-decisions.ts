@@ -1,29 +1,21 @@
 import { jobIdFor } from "../queues/idempotency-key.js";
 import { CANCELLED_BY, CANCELLED_MAYBE_SENT } from "../queues/work-holds.js";
-import type { ReplicaWaits } from "../redis/replica-waits.js";
 import type { ReportLine } from "../results/report-line.js";
 import type { ResultCode } from "../results/result-codes.js";
 import { BatchDecisionError } from "./batch-errors.js";
-import { type BatchParts, SEND_CHUNK } from "./batch-parts.js";
+import { BatchPart, type BatchParts, SEND_CHUNK } from "./batch-parts.js";
 import type { BatchQueries } from "./batch-queries.js";
-import type { BatchesOptions, CancelReport, DecisionReport } from "./batch-reports.js";
-import { type BatchStore, isCancellable } from "./batch-store.js";
+import type { CancelReport, DecisionReport } from "./batch-reports.js";
+import { isCancellable } from "./batch-store.js";
 import { rowResult } from "./row-result.js";
-import type { Cleared, UnsealedBatches } from "./unsealed-batches.js";
+import type { Cleared } from "./unsealed-batches.js";
 
 /** What is decided on a batch after its submission: cancel, approve, reject. */
-export class BatchDecisions {
-  readonly #options: BatchesOptions;
-  readonly #store: BatchStore;
-  readonly #replicas: ReplicaWaits;
-  readonly #unsealed: UnsealedBatches;
+export class BatchDecisions extends BatchPart {
   readonly #queries: BatchQueries;
 
   constructor(parts: BatchParts, queries: BatchQueries) {
-    this.#options = parts.options;
-    this.#store = parts.store;
-    this.#replicas = parts.replicas;
-    this.#unsealed = parts.unsealed;
+    super(parts);
     this.#queries = queries;
   }
 
@@ -32,14 +24,14 @@ export class BatchDecisions {
    * waiting and delayed jobs, and records `cancelled` as their result.
    */
   async cancel(account: string, batchId: string): Promise<CancelReport> {
-    const before = await this.#store.cancel(account, batchId);
+    const before = await this.store.cancel(account, batchId);
     const unsealed =
-      before === "validating" && (await this.#store.meta(account, batchId)).sealBy !== undefined;
+      before === "validating" && (await this.store.meta(account, batchId)).sealBy !== undefined;
     const report = unsealed
       ? await this.#cancelUnsealed(account, batchId)
       : await this.#cancelJobs(account, batchId, CANCELLED_BY.batch.cancelled);
     // Reported cancelled only once a failover would keep it so: a lost cancel would pay.
-    await this.#replicas.ensure(account);
+    await this.replicas.ensure(account);
     return report;
   }
 
@@ -49,7 +41,7 @@ export class BatchDecisions {
    * come up (or the sweep clears it).
    */
   async #cancelUnsealed(account: string, batchId: string): Promise<CancelReport> {
-    const cleared: Cleared | undefined = await this.#unsealed.clear(account, batchId);
+    const cleared: Cleared | undefined = await this.unsealed.clear(account, batchId);
     const status = await this.#queries.status(account, batchId);
     return {
       batchId,
@@ -67,7 +59,7 @@ export class BatchDecisions {
   async approve(account: string, batchId: string, approver: string): Promise<DecisionReport> {
     let again = false;
     try {
-      await this.#store.decide(account, batchId, "approve", approver);
+      await this.store.decide(account, batchId, "approve", approver);
     } catch (error) {
       const release = await this.#releaseState(account, batchId);
       if (!(error instanceof BatchDecisionError && release !== "none")) throw error;
@@ -78,7 +70,7 @@ export class BatchDecisions {
       again = true;
     }
     const released = await this.#release(account, batchId, again);
-    await this.#store.markReleased(account, batchId);
+    await this.store.markReleased(account, batchId);
     return { batchId, jobs: released, status: await this.#queries.status(account, batchId) };
   }
 
@@ -95,7 +87,7 @@ export class BatchDecisions {
     const releaseAll = async () => {
       const moved = await Promise.all(
         pending.map((line) =>
-          this.#options.producer.release(
+          this.options.producer.release(
             account,
             jobIdFor(account, line.idempotencyKey as string),
             delayMs,
@@ -120,7 +112,7 @@ export class BatchDecisions {
    * `cancelled` with code `batch_rejected`.
    */
   async reject(account: string, batchId: string, approver: string): Promise<DecisionReport> {
-    await this.#store.decide(account, batchId, "reject", approver);
+    await this.store.decide(account, batchId, "reject", approver);
     const report = await this.#cancelJobs(account, batchId, CANCELLED_BY.batch.rejected);
     return { batchId, jobs: report.cancelled, status: report.status };
   }
@@ -134,7 +126,7 @@ export class BatchDecisions {
     const status = await this.#queries.status(account, batchId);
     // Approved, it is past validation and approval: cancellable means not finished yet.
     if (status.approval?.state !== "approved" || !isCancellable(status.state)) return "none";
-    return (await this.#store.released(account, batchId)) ? "done" : "cut_short";
+    return (await this.store.released(account, batchId)) ? "done" : "cut_short";
   }
 
   /** Removes the batch's jobs that no worker holds, recording `ending` as their result. */
@@ -160,9 +152,9 @@ export class BatchDecisions {
       }
       const jobId = jobIdFor(status.account, line.idempotencyKey);
       // Removed only if no worker holds it and its request has not left: then it is never sent.
-      const withdrawal = await this.#options.producer.withdraw(status.account, jobId);
+      const withdrawal = await this.options.producer.withdraw(status.account, jobId);
       if (withdrawal === "removed" || withdrawal === "removed_maybe_sent") {
-        await this.#options.results.emit(
+        await this.options.results.emit(
           rowResult(
             status,
             status.createdAt,

@@ -36,3 +36,25 @@ export const PENDING_KEY = "pending";
 
 /** Accepted rows: the validated request of each, by row and reference. */
 export type Held = HeldRows<JobEnvelope["request"]>;
+
+/**
+ * The base of Batches' parts: each reaches the connection, the options, the store, the index,
+ * the replica waits and the unsealed batches the same way.
+ */
+export abstract class BatchPart {
+  protected readonly redis: BatchRedis;
+  protected readonly options: BatchesOptions;
+  protected readonly store: BatchStore;
+  protected readonly index: BatchIndex;
+  protected readonly replicas: ReplicaWaits;
+  protected readonly unsealed: UnsealedBatches;
+
+  constructor(parts: BatchParts) {
+    this.redis = parts.redis;
+    this.options = parts.options;
+    this.store = parts.store;
+    this.index = parts.index;
+    this.replicas = parts.replicas;
+    this.unsealed = parts.unsealed;
+  }
+}

@@ -1,41 +1,27 @@
 import { RESULT_KINDS, type ResultKind } from "../results/job-result.js";
 import type { ReportLine } from "../results/report-line.js";
 import { BatchAmbiguousError, BatchNotFoundError } from "./batch-errors.js";
-import type { BatchIndex } from "./batch-index.js";
 import type { BatchKind } from "./batch-kinds.js";
-import { type BatchParts, type BatchRedis, CHUNK } from "./batch-parts.js";
+import { BatchPart, CHUNK } from "./batch-parts.js";
 import { repeatsOfMeta } from "./batch-repeats.js";
 import type { BatchStatus } from "./batch-reports.js";
-import type { BatchState, BatchStore } from "./batch-store.js";
+import type { BatchState } from "./batch-store.js";
 import { totalsOf } from "./batch-totals.js";
-import type { UnsealedBatches } from "./unsealed-batches.js";
 
 /** What a batch is and holds: its status, the batches of accounts, its report. */
-export class BatchQueries {
-  readonly #redis: BatchRedis;
-  readonly #store: BatchStore;
-  readonly #index: BatchIndex;
-  readonly #unsealed: UnsealedBatches;
-
-  constructor(parts: BatchParts) {
-    this.#redis = parts.redis;
-    this.#store = parts.store;
-    this.#index = parts.index;
-    this.#unsealed = parts.unsealed;
-  }
-
+export class BatchQueries extends BatchPart {
   /** The state and counters of the account's batch; BatchNotFoundError if it has none. */
   async status(account: string, batchId: string): Promise<BatchStatus> {
-    const meta = await this.#store.meta(account, batchId);
+    const meta = await this.store.meta(account, batchId);
     if (meta.id === undefined) throw new BatchNotFoundError(batchId);
     const n = (field: string) => Number(meta[field] ?? 0);
     let state = meta.state as BatchState;
     let accepted = n("accepted");
     // Validating with no submission holding it: the submission stopped (failed, or its
     // process died). Its rows enqueued so far are those whose job exists.
-    if (state === "validating" && !(await this.#store.leaseHeld(account, batchId))) {
+    if (state === "validating" && !(await this.store.leaseHeld(account, batchId))) {
       state = "submission_failed";
-      accepted = (await this.#unsealed.enqueuedRows(account, batchId)).enqueued.length;
+      accepted = (await this.unsealed.enqueuedRows(account, batchId)).enqueued.length;
     }
     const finished = n("done");
     const createdAt = meta.createdAt as string;
@@ -86,7 +72,7 @@ export class BatchQueries {
     const stored = states.includes("submission_failed")
       ? [...states, "validating" as const]
       : states;
-    const page = await this.#index.list(accounts, stored, limit);
+    const page = await this.index.list(accounts, stored, limit);
     const statuses = await Promise.all(
       page.batches.map((b) =>
         this.status(b.account, b.batchId).catch((error: unknown) => {
@@ -119,7 +105,7 @@ export class BatchQueries {
     // One command an account: on a cluster the accounts' keys lie in different slots, which
     // one pipeline cannot span.
     const found = await Promise.all(
-      accounts.map((account) => this.#redis.exists(this.#store.keys(account, batchId).meta)),
+      accounts.map((account) => this.redis.exists(this.store.keys(account, batchId).meta)),
     );
     return accounts.filter((_, i) => found[i] === 1);
   }
@@ -140,17 +126,17 @@ export class BatchQueries {
 
   /** Every report line of the batch, its row count read from its meta (not its status). */
   async *allLines(account: string, batchId: string): AsyncGenerator<ReportLine> {
-    const rows = Number(await this.#redis.hget(this.#store.keys(account, batchId).meta, "rows"));
+    const rows = Number(await this.redis.hget(this.store.keys(account, batchId).meta, "rows"));
     yield* this.#reportLines(account, batchId, rows || 0);
   }
 
   async *#reportLines(account: string, batchId: string, rows: number): AsyncGenerator<ReportLine> {
-    const key = this.#store.keys(account, batchId).rows;
+    const key = this.store.keys(account, batchId).rows;
     for (let start = 1; start <= rows; start += CHUNK) {
       const fields = Array.from({ length: Math.min(CHUNK, rows - start + 1) }, (_, i) =>
         String(start + i),
       );
-      for (const line of await this.#redis.hmget(key, ...fields))
+      for (const line of await this.redis.hmget(key, ...fields))
         if (line !== null) yield JSON.parse(line) as ReportLine;
     }
   }

@@ -6,7 +6,6 @@ import { APPROVAL_HOLD_MS, MAX_SCHEDULE_AHEAD_MS } from "../queues/job-holds.js"
 import { type RowMoney, rowMoney } from "../queues/job-money.js";
 import type { JobPriority } from "../queues/lanes.js";
 import { batchReferencesKey } from "../redis/keys.js";
-import type { ReplicaWaits } from "../redis/replica-waits.js";
 import { RESULT_KINDS } from "../results/job-result.js";
 import type { ReportLine } from "../results/report-line.js";
 import { approvalNeeded } from "./approval-policy.js";
@@ -19,8 +18,8 @@ import {
 } from "./batch-errors.js";
 import { BATCH_KINDS, type BatchKind } from "./batch-kinds.js";
 import {
+  BatchPart,
   type BatchParts,
-  type BatchRedis,
   CHUNK,
   type Held,
   PENDING_BATCH_ID,
@@ -37,14 +36,12 @@ import {
   repeatReport,
 } from "./batch-repeats.js";
 import type { BatchesOptions, SubmitOptions, SubmitReport } from "./batch-reports.js";
-import type { BatchStore } from "./batch-store.js";
 import { refusedTotalIncrements, requestedTotalFields, totalsOf } from "./batch-totals.js";
 import { checkFunds, stableNeeds } from "./funds-check.js";
 import { HeldRows } from "./held-rows.js";
 import { KEY_REUSED, keyReuseIssue, keyReuseIssues } from "./key-reuse.js";
 import { columnOf, rowInput } from "./row-input.js";
 import { SubmissionLease } from "./submission-lease.js";
-import type { UnsealedBatches } from "./unsealed-batches.js";
 
 /**
  * The most rows an urgent batch may have: urgent jobs are served in the order they came, so a
@@ -109,20 +106,11 @@ export function leaseMsOf(options: Pick<BatchesOptions, "submitLeaseMs">): numbe
 }
 
 /** A batch's submission: read, check, begin the lease, claim, send, seal. */
-export class BatchSubmission {
-  readonly #redis: BatchRedis;
-  readonly #options: BatchesOptions;
-  readonly #store: BatchStore;
-  readonly #replicas: ReplicaWaits;
-  readonly #unsealed: UnsealedBatches;
+export class BatchSubmission extends BatchPart {
   readonly #queries: BatchQueries;
 
   constructor(parts: BatchParts, queries: BatchQueries) {
-    this.#redis = parts.redis;
-    this.#options = parts.options;
-    this.#store = parts.store;
-    this.#replicas = parts.replicas;
-    this.#unsealed = parts.unsealed;
+    super(parts);
     this.#queries = queries;
   }
 
@@ -142,12 +130,12 @@ export class BatchSubmission {
     const plan = this.#plan(options, notBeforeMs, batchId, read, checked);
     const begun = await this.#begin(options.account, batchId, plan, options.signal);
     if (begun === "submitted") return this.#answer(options, batchId, read, checked, false);
-    const keys = this.#store.keys(options.account, batchId);
-    const lease = new SubmissionLease(this.#redis, leaseKeys(keys), plan.token, this.#leaseMs);
+    const keys = this.store.keys(options.account, batchId);
+    const lease = new SubmissionLease(this.redis, leaseKeys(keys), plan.token, this.#leaseMs);
     let sent: Checked;
     try {
       if (begun === "resumed")
-        await this.#redis.hset(keys.meta, countFields(countsOf(read, checked)));
+        await this.redis.hset(keys.meta, countFields(countsOf(read, checked)));
       const claimed = await this.#claimRows(options, batchId, read, checked, begun);
       await this.#writeIssueLines(keys.rows, claimed.issues);
       sent = await this.#send(options, batchId, plan, read.held, claimed, lease);
@@ -189,7 +177,7 @@ export class BatchSubmission {
         ? await checkFunds(
             account,
             stableNeeds(checked.valid.map((i) => read.held.value(i))),
-            this.#options.balances,
+            this.options.balances,
           )
         : undefined;
     const { issues, repeats } = checked;
@@ -221,7 +209,7 @@ export class BatchSubmission {
     const interrupted =
       valid.length > 0 &&
       issues.every((i) => i.rule.startsWith(KEY_REUSED)) &&
-      (await this.#redis.hget(this.#store.keys(options.account, batchId).meta, "state")) ===
+      (await this.redis.hget(this.store.keys(options.account, batchId).meta, "state")) ===
         "validating";
     if (!interrupted) throw new BatchRefusedError(read.rows, issues);
   }
@@ -238,7 +226,7 @@ export class BatchSubmission {
     const { rows, held } = read;
     const digest = options.source.digest();
     const totals = requestedTotalFields(moneyOf(held, checked.valid).values());
-    const policy = this.#options.approvals?.get(account);
+    const policy = this.options.approvals?.get(account);
     const approval =
       approvalNeeded(policy, totalsOf(totals)) ??
       (checked.repeats.policy === "hold" && checked.repeats.count > 0
@@ -277,7 +265,7 @@ export class BatchSubmission {
     const { held } = read;
     const raced = await this.#claim(account, batchId, held, checked.valid);
     if (raced.size === 0) return checked;
-    const keys = this.#store.keys(account, batchId);
+    const keys = this.store.keys(account, batchId);
     const issues = [
       ...checked.issues,
       ...checked.valid
@@ -287,10 +275,10 @@ export class BatchSubmission {
     const claimed = { ...checked, valid: checked.valid.filter((i) => !raced.has(i)), issues };
     if (!options.allowPartial || claimed.valid.length === 0) {
       await this.#releaseReferences(account, held, claimed.valid);
-      if (begun === "created") await this.#redis.del(keys.meta, keys.rows);
+      if (begun === "created") await this.redis.del(keys.meta, keys.rows);
       throw new BatchRefusedError(read.rows, issues);
     }
-    await this.#redis.hset(keys.meta, countFields(countsOf(read, claimed)));
+    await this.redis.hset(keys.meta, countFields(countsOf(read, claimed)));
     if (begun === "created")
       await this.#subtractTotals(keys.meta, moneyOf(held, [...raced]).values());
     return claimed;
@@ -344,7 +332,7 @@ export class BatchSubmission {
     const { account, batchId } = batch;
     const earlier = await this.#heldElsewhere(account, batchId, held);
     // Any row's key may be held already: by this batch id sent before, or by a job enqueued alone.
-    const reused = await keyReuseIssues(this.#options.producer, batch, held);
+    const reused = await keyReuseIssues(this.options.producer, batch, held);
     let valid: number[] = [];
     for (let i = 0; i < held.length; i += 1) {
       const owner = earlier.get(i);
@@ -353,7 +341,7 @@ export class BatchSubmission {
       else if (reuse !== undefined) issues.push(reuse);
       else valid.push(i);
     }
-    const store = this.#options.producer.repeats;
+    const store = this.options.producer.repeats;
     const policy = store.policyOf(account);
     const found = await batchRepeats(store, batch, held, valid);
     if (policy.policy === "refuse") {
@@ -370,14 +358,14 @@ export class BatchSubmission {
    * meanwhile; answers once a failover would keep the batch (claims, rows, jobs, state).
    */
   async #seal(account: string, batchId: string, token: string): Promise<void> {
-    const queued = await this.#store.queued(account, batchId, token);
+    const queued = await this.store.queued(account, batchId, token);
     if (queued === "lost") throw new BatchSubmissionBusyError(batchId, "taken_over");
-    await this.#unsealed.releaseHeld(account, batchId, queued);
-    await this.#replicas.ensure(account);
+    await this.unsealed.releaseHeld(account, batchId, queued);
+    await this.replicas.ensure(account);
   }
 
   get #leaseMs(): number {
-    return leaseMsOf(this.#options);
+    return leaseMsOf(this.options);
   }
 
   /**
@@ -391,10 +379,10 @@ export class BatchSubmission {
     { token, digest, meta }: Plan,
     signal: AbortSignal | undefined,
   ): Promise<"submitted" | "created" | "resumed"> {
-    const deadline = Date.now() + (this.#options.submitWaitMs ?? SUBMIT_WAIT_MS);
+    const deadline = Date.now() + (this.options.submitWaitMs ?? SUBMIT_WAIT_MS);
     const lease = { token, ms: this.#leaseMs };
     for (;;) {
-      const begun = await this.#store.begin(account, batchId, lease, digest, meta);
+      const begun = await this.store.begin(account, batchId, lease, digest, meta);
       if (begun === "reused") throw new BatchIdReusedError(String(meta.id));
       if (begun !== "busy") return begun;
       if (Date.now() >= deadline || signal?.aborted)
@@ -461,7 +449,7 @@ export class BatchSubmission {
       }
       let envelope: JobEnvelope;
       try {
-        envelope = this.#options.producer.envelopeOf(converted.input);
+        envelope = this.options.producer.envelopeOf(converted.input);
       } catch (error) {
         if (!(error instanceof EnqueueValidationError)) throw error;
         for (const i of error.issues)
@@ -526,19 +514,19 @@ export class BatchSubmission {
         } satisfies ReportLine),
       );
     }
-    if (!(await this.#store.setRows(account, batchId, batch.token, lines)))
+    if (!(await this.store.setRows(account, batchId, batch.token, lines)))
       throw new BatchSubmissionBusyError(batchId, "taken_over");
-    const { reused } = await this.#options.producer.enqueueUnlessReused(
+    const { reused } = await this.options.producer.enqueueUnlessReused(
       envelopes,
       batch.lane,
       batch.delayMs,
     );
     const issues = reused.map((j) => keyReuseIssue(envelopes[j] as JobEnvelope));
     if (issues.length > 0) {
-      const keys = this.#store.keys(account, batchId);
+      const keys = this.store.keys(account, batchId);
       const n = issues.length;
       await this.#writeIssueLines(keys.rows, issues);
-      await this.#redis
+      await this.redis
         .multi()
         .hincrby(keys.meta, "accepted", -n)
         .hincrby(keys.meta, "invalid", n)
@@ -554,10 +542,10 @@ export class BatchSubmission {
   }
 
   async #subtractTotals(meta: string, money: Iterable<RowMoney>): Promise<void> {
-    const stored = await this.#redis.hgetall(meta);
+    const stored = await this.redis.hgetall(meta);
     const increments = refusedTotalIncrements(stored, money);
     if (increments.length === 0) return;
-    const multi = this.#redis.multi();
+    const multi = this.redis.multi();
     for (const [field, by] of increments) multi.hincrby(meta, field, by);
     await multi.exec();
   }
@@ -567,7 +555,7 @@ export class BatchSubmission {
   }
 
   #refsKey(account: string): string {
-    return batchReferencesKey(this.#store.keyspace, account);
+    return batchReferencesKey(this.store.keyspace, account);
   }
 
   /** Held rows (by index) whose reference an earlier batch of the account holds, with its id. */
@@ -577,7 +565,7 @@ export class BatchSubmission {
       const end = Math.min(start + CHUNK, held.length);
       const references: string[] = [];
       for (let i = start; i < end; i += 1) references.push(held.reference(i));
-      const found = await this.#redis.hmget(this.#refsKey(account), ...references);
+      const found = await this.redis.hmget(this.#refsKey(account), ...references);
       found.forEach((owner, j) => {
         if (owner !== null && owner !== batchId) owners.set(start + j, owner);
       });
@@ -595,7 +583,7 @@ export class BatchSubmission {
     const raced = new Set<number>();
     for (let i = 0; i < indices.length; i += CHUNK) {
       const chunk = indices.slice(i, i + CHUNK);
-      const taken = await this.#redis.moneyqClaimReferences(
+      const taken = await this.redis.moneyqClaimReferences(
         this.#refsKey(account),
         batchId,
         ...chunk.map((index) => held.reference(index)),
@@ -607,7 +595,7 @@ export class BatchSubmission {
 
   async #releaseReferences(account: string, held: Held, indices: readonly number[]): Promise<void> {
     for (let i = 0; i < indices.length; i += CHUNK)
-      await this.#redis.hdel(
+      await this.redis.hdel(
         this.#refsKey(account),
         ...indices.slice(i, i + CHUNK).map((index) => held.reference(index)),
       );
@@ -628,7 +616,7 @@ export class BatchSubmission {
           error: list.map((x) => (x.column ? `${x.column}: ${x.rule}` : x.rule)).join("; "),
         } satisfies ReportLine),
       ]);
-      if (args.length > 0) await this.#redis.hset(key, ...args);
+      if (args.length > 0) await this.redis.hset(key, ...args);
     }
   }
 }

@@ -20,14 +20,6 @@ import { BatchStore } from "./batch-store.js";
 import { BatchSubmission, leaseMsOf } from "./batch-submission.js";
 import { UnsealedBatches } from "./unsealed-batches.js";
 
-export type {
-  BatchesOptions,
-  BatchStatus,
-  CancelReport,
-  DecisionReport,
-  SubmitOptions,
-  SubmitReport,
-} from "./batch-reports.js";
 export { MAX_URGENT_BATCH_ROWS } from "./batch-submission.js";
 
 /**

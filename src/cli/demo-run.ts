@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { BatchKind } from "../batches/batch-kinds.js";
-import type { BatchStatus } from "../batches/batches.js";
+import type { BatchStatus } from "../batches/batch-reports.js";
 import { renderReport } from "../batches/report-format.js";
 import { embeddedUpstream, loadConfig } from "../config/load-config.js";
 import { createLogger } from "../logger.js";

@@ -1,7 +1,7 @@
 import type { RowIssue } from "../batches/batch-errors.js";
 import type { RepeatReport } from "../batches/batch-repeats.js";
+import type { BatchStatus, SubmitReport } from "../batches/batch-reports.js";
 import { type BatchTotals, TOTAL_BUCKETS } from "../batches/batch-totals.js";
-import type { BatchStatus, SubmitReport } from "../batches/batches.js";
 import type { FundsReport } from "../batches/funds-check.js";
 import { windowText } from "../queues/payment-repeats.js";
 import { matchText } from "../queues/repeat-rule.js";

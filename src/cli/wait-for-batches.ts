@@ -1,5 +1,6 @@
 import cliProgress from "cli-progress";
-import type { Batches, BatchStatus } from "../batches/batches.js";
+import type { BatchStatus } from "../batches/batch-reports.js";
+import type { Batches } from "../batches/batches.js";
 
 /** A batch is over once every accepted row has a result. */
 export const isOver = (s: BatchStatus) => s.finishedAt !== undefined;

@@ -28,23 +28,12 @@
   Output:
     1 (resolved) or 0 (resolved before).
 ]]
---- @include "batch-totals"
+--- @include "batch-row-mark"
 if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 0 end
 redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*', 'event', ARGV[4])
 redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[10], '*', 'entry', ARGV[1])
 redis.call('ZREM', KEYS[4], ARGV[5])
-local meta, rows, row = KEYS[5], KEYS[6], ARGV[6]
-if row ~= '' and redis.call('EXISTS', meta) == 1 then
-  local line = redis.call('HGET', rows, row)
-  local l = line and cjson.decode(line)
-  if l and not l.resolvedAs then
-    l.resolvedAs = ARGV[8]
-    l.resolvedAt = ARGV[9]
-    redis.call('HSET', rows, row, cjson.encode(l))
-    redis.call('HINCRBY', meta, 'resolved', 1)
-    local scale = l.currency and redis.call('HGET', meta, 't:' .. l.currency .. ':scale')
-    local units = scale and l.amount and unitsOf(l.amount, tonumber(scale))
-    if units and ARGV[7] ~= ARGV[8] then moveTotal(meta, l.currency, units, ARGV[7], ARGV[8]) end
-  end
-end
+local function unresolved(l) return not l.resolvedAs end
+markRow(KEYS[5], KEYS[6], ARGV[6], unresolved, {{'resolvedAs', ARGV[8]}, {'resolvedAt', ARGV[9]}},
+  'resolved', ARGV[7], ARGV[8])
 return 1

@@ -23,21 +23,11 @@
   Output:
     1 (recorded) or 0 (recorded before).
 ]]
---- @include "batch-totals"
+--- @include "batch-row-mark"
 if ARGV[6] ~= '' then redis.call('ZREM', KEYS[3], ARGV[6]) end
 if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 0 end
 redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*', 'event', ARGV[4])
-local meta, rows, row = KEYS[4], KEYS[5], ARGV[5]
-if row ~= '' and redis.call('EXISTS', meta) == 1 then
-  local line = redis.call('HGET', rows, row)
-  local l = line and cjson.decode(line)
-  if l and l.result == 'succeeded' and not l.reversedAt then
-    l.reversedAt = ARGV[7]
-    redis.call('HSET', rows, row, cjson.encode(l))
-    redis.call('HINCRBY', meta, 'reversed', 1)
-    local scale = l.currency and redis.call('HGET', meta, 't:' .. l.currency .. ':scale')
-    local units = scale and l.amount and unitsOf(l.amount, tonumber(scale))
-    if units then moveTotal(meta, l.currency, units, 'succeeded', 'reversed') end
-  end
-end
+local function unreversed(l) return l.result == 'succeeded' and not l.reversedAt end
+markRow(KEYS[4], KEYS[5], ARGV[5], unreversed, {{'reversedAt', ARGV[7]}}, 'reversed',
+  'succeeded', 'reversed')
 return 1
