@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { PaymentsRateLimitError } from "../client/errors.js";
 import type { AccountConfig, Config } from "../config/load-config.js";
+import { MoneyqError } from "../errors/moneyq-error.js";
 import { createLogger } from "../logger.js";
 import { rateLimitPauseMs } from "../processors/classify.js";
 import { RateGate } from "../processors/rate-gate.js";
@@ -31,7 +32,8 @@ const SLOT_TRIES = 3;
 const COMMAND_TIMEOUT_MS = 5_000;
 
 /** Why one of the check's reads was not sent (its account paused, the gate out of reach). */
-export class ReadNotSentError extends Error {
+export class ReadNotSentError extends MoneyqError {
+  readonly code = "read_not_sent";
   constructor(message: string) {
     super(message);
     this.name = "ReadNotSentError";

@@ -63,8 +63,10 @@ export const ERROR_CODES = Object.freeze({
   ],
   /** Webhooks: their addresses, secrets and the verifier's arguments. */
   webhooks: ["webhook_address_blocked", "webhook_secret_invalid", "webhook_argument_invalid"],
-  /** Starting and running the service. */
-  service: ["config_invalid", "unsafe_redis", "sweep_busy"],
+  /** A provider adapter module (provider/load-adapter.ts, provider/adapter.ts). */
+  adapter: ["adapter_unloadable", "adapter_failed"],
+  /** Starting and running the service, and the CLI's checks. */
+  service: ["config_invalid", "unsafe_redis", "sweep_busy", "read_not_sent"],
 } as const);
 
 export type ErrorCode = (typeof ERROR_CODES)[keyof typeof ERROR_CODES][number];

@@ -1,4 +1,5 @@
 import type { OperationId } from "../contract/operations.js";
+import { MoneyqError } from "../errors/moneyq-error.js";
 import type { AnswerOperation, ListOperation, RateOperation, RefusalMeaning } from "./profile.js";
 import type { RequestParts } from "./requests.js";
 
@@ -62,7 +63,8 @@ export const ADAPTER_FUNCTIONS = [
 ] as const satisfies readonly (keyof ProviderAdapter)[];
 
 /** An adapter that went wrong: what it answered is not to be trusted. */
-export class AdapterFailure extends Error {
+export class AdapterFailure extends MoneyqError {
+  readonly code = "adapter_failed";
   constructor(fn: string, why: string) {
     super(`the provider adapter's ${fn} ${why}`);
     this.name = "AdapterFailure";

@@ -1,9 +1,11 @@
 import { isAbsolute, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
+import { MoneyqError } from "../errors/moneyq-error.js";
 import { ADAPTER_FUNCTIONS, type ProviderAdapter } from "./adapter.js";
 
 /** Why an adapter module cannot be used: the refusal names the variable and this rule. */
-export class AdapterLoadError extends Error {
+export class AdapterLoadError extends MoneyqError {
+  readonly code = "adapter_unloadable";
   constructor(readonly rule: string) {
     super(rule);
     this.name = "AdapterLoadError";
