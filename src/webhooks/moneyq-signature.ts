@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
-import { MoneyqError } from "../errors/moneyq-error.js";
+import type { ErrorCode } from "../errors/error-codes.js";
 import { legacyKey } from "./webhook-secret.js";
 
 /**
@@ -12,8 +12,10 @@ export const EVENT_ID_HEADER = "moneyq-event-id";
 export const DEFAULT_TOLERANCE_SECONDS = 300;
 
 /** A `now` or tolerance verifyWebhook cannot judge an age with (NaN would accept any age). */
-export class WebhookArgumentError extends MoneyqError {
-  readonly code = "webhook_argument_invalid";
+// A caller's mistake in the arguments, a RangeError as Node's own are (receivers catch it so);
+// its code is in the catalogue all the same.
+export class WebhookArgumentError extends RangeError {
+  readonly code: ErrorCode = "webhook_argument_invalid";
 
   constructor(name: "now" | "toleranceSeconds", value: number) {
     super(`verifyWebhook: ${name} must be a finite number of seconds, 0 or more; got ${value}`);

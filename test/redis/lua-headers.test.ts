@@ -34,6 +34,8 @@ interface CallSite {
   readonly where: string;
   readonly args: number;
   readonly spread: boolean;
+  /** The values named before the first spread (all of them when none is spread). */
+  readonly named: number;
 }
 
 /** Every call `x.moneyqName(...)` in src, by command name. */
@@ -62,10 +64,14 @@ function callSites(): Map<string, CallSite[]> {
  * The arguments of the call whose list opens before `start`: how many (commas at its own depth,
  * outside strings), and whether one is spread.
  */
-function argumentsAt(text: string, start: number): { args: number; spread: boolean } {
+function argumentsAt(
+  text: string,
+  start: number,
+): { args: number; spread: boolean; named: number } {
   let depth = 0;
   let args = 0;
   let spread = false;
+  let named = -1;
   let empty = true;
   for (let i = start; i < text.length; i++) {
     const c = text[i] as string;
@@ -76,13 +82,20 @@ function argumentsAt(text: string, start: number): { args: number; spread: boole
     }
     if (c === "(" || c === "[" || c === "{") depth++;
     else if (c === ")" || c === "]" || c === "}") {
-      if (depth === 0) return { args: empty ? 0 : args + 1, spread };
+      if (depth === 0) {
+        const total = empty ? 0 : args + 1;
+        return { args: total, spread, named: named < 0 ? total : named };
+      }
       depth--;
     } else if (depth === 0 && c === ",") {
       // A trailing comma before the closing parenthesis ends no argument.
-      if (/^\s*\)/.test(text.slice(i + 1))) return { args: args + 1, spread };
+      if (/^\s*\)/.test(text.slice(i + 1)))
+        return { args: args + 1, spread, named: named < 0 ? args + 1 : named };
       args++;
-    } else if (depth === 0 && text.startsWith("...", i)) spread = true;
+    } else if (depth === 0 && text.startsWith("...", i)) {
+      if (!spread) named = args;
+      spread = true;
+    }
     if (!/\s/.test(c)) empty = false;
   }
   throw new Error(`an unclosed call at ${start}`);
@@ -124,9 +137,12 @@ describe("each Lua script's header", () => {
       const fixed = keys.length + args.length + (keysPerItem ? 1 : 0);
       for (const call of calls) {
         const exact = !keysPerItem && !argsPerItem;
+        // Fixed keys are named at every call, never spread: a stray count or a missing key
+        // would otherwise shift them unseen.
+        const keysNamed = keysPerItem || call.named >= keys.length;
         const fits = exact
           ? !call.spread && call.args === fixed
-          : call.spread || call.args >= fixed;
+          : keysNamed && (call.spread || call.args >= fixed);
         if (!fits)
           mismatches.push(
             `${call.where}: ${script.name} called with ${call.args}${call.spread ? "+" : ""} ` +
