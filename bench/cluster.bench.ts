@@ -8,11 +8,11 @@ import { Redis } from "ioredis";
 import { Registry } from "prom-client";
 import { loadConfig } from "../src/config/load-config.js";
 import { createLogger } from "../src/logger.js";
-import { startWorkers } from "../src/processors/start-workers.js";
 import type { JobInput } from "../src/queues/job-envelope.js";
 import { Producer } from "../src/queues/producer.js";
 import { createRedis } from "../src/redis/connection.js";
 import { startPrivateRedis } from "../src/redis/private-redis.js";
+import { startWorkers } from "../src/service/start-workers.js";
 import { startLocalCluster } from "../test/helpers/redis-cluster.js";
 import { body, CONCURRENCY, KEY, stub } from "./pipeline-run.js";
 

@@ -8,7 +8,6 @@ import { join } from "node:path";
 import { Registry } from "prom-client";
 import { loadConfig } from "../src/config/load-config.js";
 import { createLogger } from "../src/logger.js";
-import { startWorkers } from "../src/processors/start-workers.js";
 import type { JobInput } from "../src/queues/job-envelope.js";
 import { Producer } from "../src/queues/producer.js";
 import { accountQueueName } from "../src/queues/queue-names.js";
@@ -16,6 +15,7 @@ import { bullKeys } from "../src/redis/bullmq-internals.js";
 import { createRedis } from "../src/redis/connection.js";
 import { everyKeyPattern, keyspace, resultsStreamKey } from "../src/redis/keys.js";
 import type { LoggedRequest } from "../src/sandbox/request-log.js";
+import { startWorkers } from "../src/service/start-workers.js";
 import { body, REDIS_URL } from "./pipeline-run.js";
 
 const RATE = 50;

@@ -9,12 +9,12 @@ import { createLogger } from "../src/logger.js";
 import { createMetricsRegistry } from "../src/metrics/metrics-registry.js";
 import type { PipelineMetrics } from "../src/metrics/pipeline-metrics.js";
 import { registerRedisMetrics } from "../src/metrics/redis-metrics.js";
-import { startWorkers } from "../src/processors/start-workers.js";
 import type { JobInput } from "../src/queues/job-envelope.js";
 import { Producer } from "../src/queues/producer.js";
 import type { RedisConnection } from "../src/redis/connection.js";
 import { createRedis } from "../src/redis/connection.js";
 import { everyKeyPattern, keyspace, resultsStreamKey } from "../src/redis/keys.js";
+import { startWorkers } from "../src/service/start-workers.js";
 import { startTracing } from "../src/tracing/start-tracing.js";
 
 export const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";

@@ -10,7 +10,8 @@ const OVERLAP_MS = 60 * 60_000;
 /**
  * The service's reconciliation sweeps (MONEYQ_RECONCILE_EVERY): every interval, each account's
  * provider lists from an hour before the last sweep's end (the first: one interval back) to now.
- * Any number of processes run them; one sweeps an account at a time, the others pass.
+ * Any number of processes run them; one sweeps an account at a time, the others pass. The
+ * sweeper is the caller's to close.
  */
 export class PeriodicSweeps {
   readonly #sweeper: Sweeper;
@@ -43,12 +44,11 @@ export class PeriodicSweeps {
     this.#timer.unref();
   }
 
-  /** Stops sweeping and waits for the sweep under way. Idempotent. */
+  /** Stops sweeping and waits for the sweep under way (the sweeper stays open). Idempotent. */
   async close(): Promise<void> {
     if (this.#timer !== undefined) clearInterval(this.#timer);
     this.#timer = undefined;
     await this.#running.catch(() => undefined);
-    await this.#sweeper.close();
   }
 
   async #sweepAll(): Promise<void> {

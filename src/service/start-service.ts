@@ -23,7 +23,6 @@ import { type RunningMetricsServer, startMetricsServer } from "../metrics/metric
 import { registerReconciliationMetrics } from "../metrics/reconciliation-metrics.js";
 import { registerRedisMetrics } from "../metrics/redis-metrics.js";
 import { balanceSource, openProviderLookups } from "../processors/provider-lookup.js";
-import { type RunningWorkers, startWorkers } from "../processors/start-workers.js";
 import type { ProviderAdapter } from "../provider/adapter.js";
 import { DEFAULT_PROVIDER_PROFILE } from "../provider/profile.js";
 import { migrateLegacyPauses } from "../queues/account-pauses.js";
@@ -44,6 +43,7 @@ import { startTracing } from "../tracing/start-tracing.js";
 import { openParts, type SharedParts, serviceAccounts } from "./open-parts.js";
 import { openProviderAdapter } from "./provider-adapter.js";
 import type { Role } from "./roles.js";
+import { type RunningWorkers, startWorkers } from "./start-workers.js";
 import { sweepUnsealedBatches } from "./unsealed-sweep.js";
 
 /**
