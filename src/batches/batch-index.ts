@@ -5,8 +5,8 @@ import {
   batchKeys,
   batchMetaPattern,
   type Keyspace,
-  keyspace,
 } from "../redis/keys.js";
+import { redisContext } from "../redis/redis-context.js";
 import { scanKeys } from "../redis/scan-keys.js";
 import type { BatchState } from "./batch-store.js";
 
@@ -45,7 +45,7 @@ export class BatchIndex {
 
   constructor(redis: RedisConnection, prefix: string) {
     this.#redis = redis;
-    this.#space = keyspace(prefix, redis.isCluster);
+    this.#space = redisContext(redis, prefix).space;
   }
 
   /** The newest batches of `accounts` in one of `states` (any state when empty), at most `limit`. */

@@ -4,19 +4,11 @@ import {
   batchIndexKey,
   batchKeys,
   type Keyspace,
-  keyspace,
   unsealedAccountsKey,
   unsealedBatchesKey,
 } from "../redis/keys.js";
+import { redisContext } from "../redis/redis-context.js";
 import { CANCELLABLE_BATCH_STATES } from "../redis/scripts/lua-constants.js";
-import {
-  ABANDON_SUBMISSION,
-  BATCH_QUEUED,
-  BEGIN_BATCH_SUBMIT,
-  CANCEL_BATCH,
-  SET_BATCH_ROWS,
-} from "../redis/scripts/lua-scripts.js";
-import { defineScripts } from "../redis/scripts/script.js";
 import {
   BatchDecisionError,
   BatchNotCancellableError,
@@ -121,16 +113,8 @@ export class BatchStore {
   readonly #holds: WorkHolds;
 
   constructor(redis: RedisConnection, prefix: string, events: EventsTarget) {
-    defineScripts(
-      redis,
-      BEGIN_BATCH_SUBMIT,
-      SET_BATCH_ROWS,
-      BATCH_QUEUED,
-      CANCEL_BATCH,
-      ABANDON_SUBMISSION,
-    );
     this.#redis = redis as BatchRedis;
-    this.keyspace = keyspace(prefix, redis.isCluster);
+    this.keyspace = redisContext(redis, prefix).space;
     this.#events = events;
     this.#holds = new WorkHolds(redis, events);
   }

@@ -1,7 +1,4 @@
-import { keyspace } from "../redis/keys.js";
-import { ReplicaWaits } from "../redis/replica-waits.js";
-import { CLAIM_BATCH_REFERENCES } from "../redis/scripts/lua-scripts.js";
-import { defineScripts } from "../redis/scripts/script.js";
+import { redisContext } from "../redis/redis-context.js";
 import type { ReportLine } from "../results/report-line.js";
 import { BatchDecisions } from "./batch-decisions.js";
 import { BatchIndex } from "./batch-index.js";
@@ -37,7 +34,6 @@ export class Batches {
 
   constructor(options: BatchesOptions) {
     const redis = options.connection;
-    defineScripts(redis, CLAIM_BATCH_REFERENCES);
     const store = new BatchStore(redis, options.prefix, options.results);
     const unsealed = new UnsealedBatches({
       connection: redis,
@@ -52,7 +48,7 @@ export class Batches {
       options,
       store,
       index: new BatchIndex(redis, options.prefix),
-      replicas: new ReplicaWaits(redis, keyspace(options.prefix, redis.isCluster)),
+      replicas: redisContext(redis, options.prefix).replicas,
       unsealed,
     };
     this.#unsealed = unsealed;

@@ -1,7 +1,6 @@
 import type { RedisConnection } from "../redis/connection.js";
 import { batchKeys, keyspace, legacyBatchKeys } from "../redis/keys.js";
-import { MOVE_LEGACY_BATCH } from "../redis/scripts/lua-scripts.js";
-import { defineScripts } from "../redis/scripts/script.js";
+import { defineCatalogue } from "../redis/scripts/catalogue.js";
 
 type MigratingRedis = RedisConnection & {
   moneyqMoveLegacyBatch(
@@ -34,7 +33,7 @@ export async function migrateLegacyBatchKeys(
 ): Promise<LegacyBatchMigration> {
   // A cluster never ran the release that wrote them (and the move spans two slots).
   if (connection.isCluster) return { moved: 0, conflicts: [] };
-  defineScripts(connection, MOVE_LEGACY_BATCH);
+  defineCatalogue(connection);
   const redis = connection as MigratingRedis;
   const namespace = legacyBatchKeys.namespace(prefix);
   let moved = 0;

@@ -1,6 +1,5 @@
 import type { RedisConnection } from "../redis/connection.js";
-import { DELETE_IF_HELD, RENEW_LEASE } from "../redis/scripts/lua-scripts.js";
-import { defineScripts } from "../redis/scripts/script.js";
+import { defineCatalogue } from "../redis/scripts/catalogue.js";
 
 type LeaseRedis = RedisConnection & {
   moneyqRenewLease(key: string, meta: string, token: string, ms: string): Promise<number>;
@@ -30,7 +29,7 @@ export class SubmissionLease {
     token: string,
     ms: number,
   ) {
-    defineScripts(redis, RENEW_LEASE, DELETE_IF_HELD);
+    defineCatalogue(redis);
     this.#redis = redis as LeaseRedis;
     this.#key = keys.lease;
     this.#meta = keys.meta;

@@ -1,7 +1,6 @@
 import type { RedisConnection } from "../redis/connection.js";
 import { batchKeys, jobHoldKey, type Keyspace, outflowKeys } from "../redis/keys.js";
-import { END_LANE_HOLD, HOLD_LANE } from "../redis/scripts/lua-scripts.js";
-import { defineScripts } from "../redis/scripts/script.js";
+import { defineCatalogue } from "../redis/scripts/catalogue.js";
 
 type HoldsRedis = RedisConnection & {
   moneyqHoldLane(laneHolds: string, held: string, ...args: string[]): Promise<number>;
@@ -45,7 +44,7 @@ export class LaneHolds {
   readonly #space: Keyspace;
 
   constructor(redis: RedisConnection, space: Keyspace) {
-    defineScripts(redis, HOLD_LANE, END_LANE_HOLD);
+    defineCatalogue(redis);
     this.#redis = redis as HoldsRedis;
     this.#space = space;
   }

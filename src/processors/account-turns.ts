@@ -4,8 +4,7 @@ import { markedAt, workDueAt } from "../redis/bullmq-internals.js";
 import type { RedisConnection } from "../redis/connection.js";
 import { turnKeys } from "../redis/keys.js";
 import type { RepeatedErrors } from "../redis/repeated-errors.js";
-import { CLAIM_TURNS, RELEASE_TURN } from "../redis/scripts/lua-scripts.js";
-import { defineScripts } from "../redis/scripts/script.js";
+import { defineCatalogue } from "../redis/scripts/catalogue.js";
 
 /** How often turns are taken, let go and handed over. */
 const TICK_MS = 500;
@@ -114,7 +113,7 @@ export class AccountTurns {
     const perAccount = options.queueKeys.size * POLL_MS_PER_ACCOUNT;
     this.#pollMs = Math.min(POLL_BOUNDS_MS[1], Math.max(POLL_BOUNDS_MS[0], perAccount));
     this.#leaseMs = turnLeaseMs(options.lockDurationMs);
-    defineScripts(options.connection, CLAIM_TURNS, RELEASE_TURN);
+    defineCatalogue(options.connection);
   }
 
   /** Accounts with work that no process served, at the last claim. */

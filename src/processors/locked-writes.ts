@@ -2,8 +2,7 @@ import type { Job } from "bullmq";
 import { MoneyqError } from "../errors/moneyq-error.js";
 import { jobKeyOf, lockKeyOf } from "../redis/bullmq-internals.js";
 import type { RedisConnection } from "../redis/connection.js";
-import { WRITE_JOB_DATA } from "../redis/scripts/lua-scripts.js";
-import { defineScripts } from "../redis/scripts/script.js";
+import { defineCatalogue } from "../redis/scripts/catalogue.js";
 
 type WritingRedis = RedisConnection & {
   moneyqWriteJobData(
@@ -31,7 +30,7 @@ export class LockedWrites {
   readonly #redis: WritingRedis;
 
   constructor(redis: RedisConnection) {
-    defineScripts(redis, WRITE_JOB_DATA);
+    defineCatalogue(redis);
     this.#redis = redis as WritingRedis;
   }
 

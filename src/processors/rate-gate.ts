@@ -6,20 +6,18 @@ import type { RedisConnection } from "../redis/connection.js";
 import {
   accountPauseKey,
   type Keyspace,
-  keyspace,
   outflowKeys,
   rateKeys,
   velocityKeys,
 } from "../redis/keys.js";
 import { RedisClock } from "../redis/redis-clock.js";
-import { ReplicaWaits } from "../redis/replica-waits.js";
+import { redisContext } from "../redis/redis-context.js";
+import type { ReplicaWaits } from "../redis/replica-waits.js";
 import {
   CLEAR_STATUS,
   RESERVE_STATUS,
   VELOCITY_HOLD_BEGUN,
 } from "../redis/scripts/lua-constants.js";
-import { CLEAR_SLOTS, PAUSE_ACCOUNT, RESERVE_SLOTS } from "../redis/scripts/lua-scripts.js";
-import { defineScripts } from "../redis/scripts/script.js";
 
 type GateRedis = RedisConnection & {
   moneyqReserveSlots(keyCount: number, ...keysAndArgs: string[]): Promise<(number | string)[]>;
@@ -143,11 +141,10 @@ export class RateGate {
    * request's arrival: R requests take 1000 + margin ms, so no sliding second holds more than R.
    */
   constructor(redis: RedisConnection, prefix: string, marginMs: number) {
-    defineScripts(redis, RESERVE_SLOTS, CLEAR_SLOTS, PAUSE_ACCOUNT);
     this.#redis = redis as GateRedis;
-    this.#space = keyspace(prefix, redis.isCluster);
+    this.#space = redisContext(redis, prefix).space;
     this.#marginMs = marginMs;
-    this.#replicas = new ReplicaWaits(redis, this.#space);
+    this.#replicas = redisContext(redis, prefix).replicas;
   }
 
   /**

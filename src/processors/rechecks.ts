@@ -8,8 +8,7 @@ import { readAnswerFields, statusMeaning } from "../provider/read-answer.js";
 import { JOB_KINDS, type JobKind } from "../queues/job-kinds.js";
 import type { RedisConnection } from "../redis/connection.js";
 import { type Keyspace, recheckKey } from "../redis/keys.js";
-import { CLAIM_RECHECKS } from "../redis/scripts/lua-scripts.js";
-import { defineScripts } from "../redis/scripts/script.js";
+import { defineCatalogue } from "../redis/scripts/catalogue.js";
 import { nextRecheck, type Recheck } from "../results/recheck.js";
 import type { ResultsStore } from "../results/results-store.js";
 import type { Reversals } from "../results/reversals.js";
@@ -74,7 +73,7 @@ export class Rechecks {
   #closed = false;
 
   constructor(deps: RecheckDeps) {
-    defineScripts(deps.connection, CLAIM_RECHECKS);
+    defineCatalogue(deps.connection);
     this.#deps = deps;
     this.#redis = deps.connection as RecheckRedis;
   }

@@ -1,8 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { RedisConnection } from "../redis/connection.js";
 import { type Keyspace, sweepKeys } from "../redis/keys.js";
-import { DELETE_IF_HELD, RENEW_LEASE } from "../redis/scripts/lua-scripts.js";
-import { defineScripts } from "../redis/scripts/script.js";
+import { defineCatalogue } from "../redis/scripts/catalogue.js";
 import type { DriftKind } from "./drift.js";
 
 type SweepRedis = RedisConnection & {
@@ -65,7 +64,7 @@ export class SweepState {
   readonly #token = randomUUID();
 
   constructor(redis: RedisConnection, space: Keyspace, account: string) {
-    defineScripts(redis, DELETE_IF_HELD, RENEW_LEASE);
+    defineCatalogue(redis);
     this.#redis = redis as SweepRedis;
     this.#keys = sweepKeys(space, account);
   }

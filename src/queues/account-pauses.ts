@@ -7,7 +7,8 @@ import {
   legacyJobKeys,
   rateKeys,
 } from "../redis/keys.js";
-import { ReplicaWaits } from "../redis/replica-waits.js";
+import { redisContext } from "../redis/redis-context.js";
+import type { ReplicaWaits } from "../redis/replica-waits.js";
 import { WorkDue } from "./work-due.js";
 
 /** Who paused an account: an operator, or moneyq when the provider refused its key. */
@@ -36,9 +37,9 @@ export class AccountPauses {
   constructor(redis: RedisConnection, prefix: string, queues: ReadonlyMap<string, Queue>) {
     this.#redis = redis;
     this.#due = new WorkDue(redis, prefix);
-    this.#space = keyspace(prefix, redis.isCluster);
+    this.#space = redisContext(redis, prefix).space;
     this.#queues = queues;
-    this.#replicas = new ReplicaWaits(redis, this.#space);
+    this.#replicas = redisContext(redis, prefix).replicas;
   }
 
   async pause(account: string, reason: string, cause: PauseCause = "operator"): Promise<void> {

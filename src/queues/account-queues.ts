@@ -1,6 +1,7 @@
 import { Queue, type Telemetry } from "bullmq";
 import type { RedisConnection } from "../redis/connection.js";
-import { type Keyspace, keyspace } from "../redis/keys.js";
+import type { Keyspace } from "../redis/keys.js";
+import { redisContext } from "../redis/redis-context.js";
 import { closeOnceReady } from "./close-queue.js";
 import { accountQueueName } from "./queue-names.js";
 import { WorkDue } from "./work-due.js";
@@ -28,7 +29,7 @@ export class AccountQueues {
     telemetry?: Telemetry,
   ) {
     this.#connection = connection;
-    this.#space = keyspace(prefix, connection.isCluster);
+    this.#space = redisContext(connection, prefix).space;
     this.#telemetry = telemetry;
     this.due = new WorkDue(connection, prefix);
     for (const account of accounts) this.get(account);

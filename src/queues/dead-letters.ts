@@ -2,9 +2,8 @@ import { randomUUID } from "node:crypto";
 import type { Job, Queue } from "bullmq";
 import { jobKeyOf } from "../redis/bullmq-internals.js";
 import type { RedisConnection } from "../redis/connection.js";
-import { type Keyspace, keyspace, replayLockKey, SENT_FIELD } from "../redis/keys.js";
-import { DELETE_IF_HELD } from "../redis/scripts/lua-scripts.js";
-import { defineScripts } from "../redis/scripts/script.js";
+import { type Keyspace, replayLockKey, SENT_FIELD } from "../redis/keys.js";
+import { redisContext } from "../redis/redis-context.js";
 import { JobResult } from "../results/job-result.js";
 import type { ResultsStore } from "../results/results-store.js";
 import { AccountQueues } from "./account-queues.js";
@@ -62,10 +61,9 @@ export class DeadLetters {
     results: ResultsStore,
     queues?: AccountQueues,
   ) {
-    defineScripts(connection, DELETE_IF_HELD);
     this.#connection = connection as ReplayRedis;
     this.#prefix = prefix;
-    this.#space = keyspace(prefix, connection.isCluster);
+    this.#space = redisContext(connection, prefix).space;
     this.#results = results;
     this.#queues = queues;
   }

@@ -2,7 +2,8 @@ import type { Job } from "bullmq";
 import { MoneyqError } from "../errors/moneyq-error.js";
 import type { RedisConnection } from "../redis/connection.js";
 import { jobHoldKey, type Keyspace } from "../redis/keys.js";
-import { ReplicaWaits } from "../redis/replica-waits.js";
+import { redisContext } from "../redis/redis-context.js";
+import type { ReplicaWaits } from "../redis/replica-waits.js";
 import type { ResultsStore } from "../results/results-store.js";
 import type { JobData } from "./job-data.js";
 import type { Producer } from "./producer.js";
@@ -56,7 +57,7 @@ export class JobControls {
     this.#results = options.results;
     this.#holds = new WorkHolds(options.connection, options.results);
     this.#retentionMs = options.retentionMs;
-    this.#replicas = new ReplicaWaits(options.connection, this.#space);
+    this.#replicas = redisContext(options.connection, options.prefix).replicas;
   }
 
   /** The hold of a job (awaiting approval, scheduled, cancelled), or undefined. */

@@ -1,7 +1,8 @@
 import type { ApprovalPolicy } from "../config/load-config.js";
 import { MoneyqError } from "../errors/moneyq-error.js";
 import type { RedisConnection } from "../redis/connection.js";
-import { type Keyspace, keyspace, resolutionRequestKey } from "../redis/keys.js";
+import { type Keyspace, resolutionRequestKey } from "../redis/keys.js";
+import { redisContext } from "../redis/redis-context.js";
 import type { JobResult } from "../results/job-result.js";
 import {
   RESOLVABLE,
@@ -62,7 +63,7 @@ export class JobResolutions {
     readonly approvals?: ReadonlyMap<string, ApprovalPolicy>;
   }) {
     this.#redis = options.connection;
-    this.#space = keyspace(options.prefix, options.connection.isCluster);
+    this.#space = redisContext(options.connection, options.prefix).space;
     this.#results = options.results;
     this.#resolutions = options.resolutions;
     this.#approvals = options.approvals ?? new Map();

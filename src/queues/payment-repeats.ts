@@ -1,9 +1,8 @@
 import { type PaymentRepeatsPolicy, paymentRepeatsOf } from "../config/load-config.js";
 import { bullKeys } from "../redis/bullmq-internals.js";
 import type { RedisConnection } from "../redis/connection.js";
-import { type Keyspace, keyspace, paymentRepeatKeys, resultMarkerKey } from "../redis/keys.js";
-import { RECORD_PAYMENT_REPEATS } from "../redis/scripts/lua-scripts.js";
-import { defineScripts } from "../redis/scripts/script.js";
+import { type Keyspace, paymentRepeatKeys, resultMarkerKey } from "../redis/keys.js";
+import { redisContext } from "../redis/redis-context.js";
 import { jobIdFor } from "./idempotency-key.js";
 import type { JobEnvelope } from "./job-envelope.js";
 import { paymentFingerprint } from "./payment-fingerprint.js";
@@ -73,9 +72,8 @@ export class PaymentRepeats {
     prefix: string,
     policies: ReadonlyMap<string, PaymentRepeatsPolicy> | undefined,
   ) {
-    defineScripts(redis, RECORD_PAYMENT_REPEATS);
     this.#redis = redis as RepeatsRedis;
-    this.#space = keyspace(prefix, redis.isCluster);
+    this.#space = redisContext(redis, prefix).space;
     this.#policies = policies;
   }
 

@@ -5,14 +5,9 @@ import { DEFAULT_PROVIDER_PROFILE, type ProviderProfile } from "../provider/prof
 import { profileRequestIssues } from "../provider/requests.js";
 import { bullKeys, JOB_FIELDS, jobKeyOf, lockKeyOf } from "../redis/bullmq-internals.js";
 import type { RedisConnection } from "../redis/connection.js";
-import {
-  type Keyspace,
-  keyspace,
-  laneWakeChannel,
-  resultMarkerKey,
-  SENT_FIELD,
-} from "../redis/keys.js";
-import { ReplicaWaits } from "../redis/replica-waits.js";
+import { type Keyspace, laneWakeChannel, resultMarkerKey, SENT_FIELD } from "../redis/keys.js";
+import { redisContext } from "../redis/redis-context.js";
+import type { ReplicaWaits } from "../redis/replica-waits.js";
 import { slotGroups } from "../redis/slot-groups.js";
 import { type JobTracer, NO_TRACING } from "../tracing/job-tracer.js";
 import { AccountQueues } from "./account-queues.js";
@@ -131,9 +126,9 @@ export class Producer {
 
   constructor(options: ProducerOptions) {
     this.#options = options;
-    this.#space = keyspace(options.prefix, options.connection.isCluster);
+    this.#space = redisContext(options.connection, options.prefix).space;
     this.#tracer = options.tracer ?? NO_TRACING;
-    this.#replicas = new ReplicaWaits(options.connection, this.#space);
+    this.#replicas = redisContext(options.connection, options.prefix).replicas;
     this.#ownsQueues = options.queues === undefined;
     this.#queues = options.queues ?? new AccountQueues(options.connection, options.prefix);
     this.repeats = new PaymentRepeats(options.connection, options.prefix, options.paymentRepeats);

@@ -1,8 +1,7 @@
 import { hash } from "node:crypto";
 import type { RedisConnection } from "../redis/connection.js";
-import { fingerprintKey, type Keyspace, keyspace, legacyJobKeys } from "../redis/keys.js";
-import { CLAIM_FINGERPRINTS, RELEASE_FINGERPRINTS } from "../redis/scripts/lua-scripts.js";
-import { defineScripts } from "../redis/scripts/script.js";
+import { fingerprintKey, type Keyspace, legacyJobKeys } from "../redis/keys.js";
+import { redisContext } from "../redis/redis-context.js";
 import { perSlotGroup, slotGroups } from "../redis/slot-groups.js";
 import type { JobEnvelope } from "./job-envelope.js";
 
@@ -112,9 +111,8 @@ export class RequestFingerprints {
 
   /** `ttlMs`: how long a replayed key's fingerprint is kept (longer than its job). */
   constructor(redis: RedisConnection, prefix: string, ttlMs: number) {
-    defineScripts(redis, CLAIM_FINGERPRINTS, RELEASE_FINGERPRINTS);
     this.#redis = redis as FingerprintRedis;
-    this.#space = keyspace(prefix, redis.isCluster);
+    this.#space = redisContext(redis, prefix).space;
     this.#ttlMs = ttlMs;
   }
 

@@ -2,8 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Job, Queue } from "bullmq";
 import { bullKeys, JOB_FIELDS } from "../redis/bullmq-internals.js";
 import type { RedisConnection } from "../redis/connection.js";
-import { DELETE_IF_HELD } from "../redis/scripts/lua-scripts.js";
-import { defineScripts } from "../redis/scripts/script.js";
+import { defineCatalogue } from "../redis/scripts/catalogue.js";
 import type { JobData } from "./job-data.js";
 import { LANE_PRIORITY, type Lane } from "./lanes.js";
 
@@ -54,7 +53,7 @@ export async function laneUnlanedJobs(
     await moveLegacyPaused(queue, connection, renew);
     moved += await laneList(queue, renew);
   } finally {
-    defineScripts(connection, DELETE_IF_HELD);
+    defineCatalogue(connection);
     await (connection as UnlockingRedis).moneyqDeleteIfHeld(lockKey, token);
   }
   return moved;

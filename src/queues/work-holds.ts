@@ -1,6 +1,5 @@
 import type { RedisConnection } from "../redis/connection.js";
-import { DECIDE_HELD_WORK } from "../redis/scripts/lua-scripts.js";
-import { defineScripts } from "../redis/scripts/script.js";
+import { defineCatalogue } from "../redis/scripts/catalogue.js";
 import type { ResultCode } from "../results/result-codes.js";
 
 /** Why held work was cancelled (a hold's `cancelReason`). */
@@ -108,7 +107,7 @@ export class WorkHolds {
   readonly #events: EventsTarget;
 
   constructor(redis: RedisConnection, events: EventsTarget) {
-    defineScripts(redis, DECIDE_HELD_WORK);
+    defineCatalogue(redis);
     this.#redis = redis as HoldsRedis;
     this.#events = events;
   }

@@ -2,8 +2,7 @@ import { MoneyqError } from "../errors/moneyq-error.js";
 import { Coalescer } from "./coalescer.js";
 import type { RedisConnection } from "./connection.js";
 import { type Keyspace, replicationMarkKey } from "./keys.js";
-import { MARK_AND_COUNT_REPLICAS } from "./scripts/lua-scripts.js";
-import { defineScripts } from "./scripts/script.js";
+import { defineCatalogue } from "./scripts/catalogue.js";
 
 type CountingRedis = RedisConnection & {
   moneyqMarkAndCountReplicas(key: string, keepMs: string): Promise<number>;
@@ -45,7 +44,7 @@ export class ReplicaWaits {
   readonly #waits = new Map<string, Coalescer<undefined, Acknowledged | undefined>>();
 
   constructor(redis: RedisConnection, space: Keyspace, timeoutMs = REPLICA_WAIT_MS) {
-    defineScripts(redis, MARK_AND_COUNT_REPLICAS);
+    defineCatalogue(redis);
     this.#redis = redis as CountingRedis;
     this.#space = space;
     this.#timeoutMs = timeoutMs;

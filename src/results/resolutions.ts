@@ -3,13 +3,11 @@ import {
   backlogKey,
   batchKeys,
   type Keyspace,
-  keyspace,
   resolutionKey,
   resolutionTrailKey,
   resultsStreamKey,
 } from "../redis/keys.js";
-import { RECORD_RESOLUTION } from "../redis/scripts/lua-scripts.js";
-import { defineScripts } from "../redis/scripts/script.js";
+import { redisContext } from "../redis/redis-context.js";
 import { newEventId } from "./event-envelope.js";
 import type { JobResult } from "./job-result.js";
 
@@ -70,9 +68,8 @@ export class Resolutions {
   readonly #options: ResolutionsOptions;
 
   constructor(redis: RedisConnection, options: ResolutionsOptions) {
-    defineScripts(redis, RECORD_RESOLUTION);
     this.#redis = redis as ResolutionRedis;
-    this.#space = keyspace(options.prefix, redis.isCluster);
+    this.#space = redisContext(redis, options.prefix).space;
     this.#options = options;
   }
 

@@ -4,7 +4,6 @@ import {
   backlogKey,
   fingerprintKey,
   type Keyspace,
-  keyspace,
   legacyJobKeys,
   paymentRepeatKeys,
   recheckKey,
@@ -14,8 +13,7 @@ import {
   successesKey,
   upstreamIdKey,
 } from "../redis/keys.js";
-import { EMIT_RESULTS, FORGET_RESULT } from "../redis/scripts/lua-scripts.js";
-import { defineScripts } from "../redis/scripts/script.js";
+import { redisContext } from "../redis/redis-context.js";
 import { perSlotGroup } from "../redis/slot-groups.js";
 import { batchRowOf } from "./batch-row.js";
 import { jobEventHead, newEventId } from "./event-envelope.js";
@@ -73,10 +71,9 @@ export class ResultsStore {
   readonly #emissions: Coalescer<Emission, boolean>;
 
   constructor(redis: RedisConnection, options: ResultsStoreOptions) {
-    defineScripts(redis, EMIT_RESULTS, FORGET_RESULT);
     this.#redis = redis as EmittingRedis;
     this.#options = options;
-    this.keyspace = keyspace(options.prefix, redis.isCluster);
+    this.keyspace = redisContext(redis, options.prefix).space;
     this.#emissions = new Coalescer((results) => this.#emitMany(results), MAX_RESULTS_PER_CALL);
   }
 

@@ -2,13 +2,11 @@ import type { RedisConnection } from "../redis/connection.js";
 import {
   batchKeys,
   type Keyspace,
-  keyspace,
   recheckKey,
   resultsStreamKey,
   reversalKey,
 } from "../redis/keys.js";
-import { RECORD_REVERSAL } from "../redis/scripts/lua-scripts.js";
-import { defineScripts } from "../redis/scripts/script.js";
+import { redisContext } from "../redis/redis-context.js";
 import { newEventId } from "./event-envelope.js";
 import type { JobResult } from "./job-result.js";
 
@@ -50,9 +48,8 @@ export class Reversals {
   readonly #options: ReversalsOptions;
 
   constructor(redis: RedisConnection, options: ReversalsOptions) {
-    defineScripts(redis, RECORD_REVERSAL);
     this.#redis = redis as ReversalRedis;
-    this.#space = keyspace(options.prefix, redis.isCluster);
+    this.#space = redisContext(redis, options.prefix).space;
     this.#options = options;
   }
 

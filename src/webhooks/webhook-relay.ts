@@ -3,9 +3,9 @@ import type { JobsOptions, Queue } from "bullmq";
 import type { Logger } from "../logger.js";
 import { duplicateConnection, type RedisConnection } from "../redis/connection.js";
 import { watchRedisErrors } from "../redis/errors.js";
-import { keyspace } from "../redis/keys.js";
+import { redisContext } from "../redis/redis-context.js";
 import type { RepeatedErrors } from "../redis/repeated-errors.js";
-import { ReplicaWaits } from "../redis/replica-waits.js";
+import type { ReplicaWaits } from "../redis/replica-waits.js";
 import { deliveryJobId, WEBHOOK_TAG } from "./webhook-deliveries.js";
 
 export const WEBHOOK_GROUP = "webhooks";
@@ -59,10 +59,7 @@ export class WebhookRelay {
       options.logger,
       "webhook relay",
     );
-    this.#replicas = new ReplicaWaits(
-      options.connection,
-      keyspace(options.prefix, options.connection.isCluster),
-    );
+    this.#replicas = redisContext(options.connection, options.prefix).replicas;
   }
 
   async start(): Promise<void> {
