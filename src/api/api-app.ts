@@ -28,6 +28,8 @@ declare module "fastify" {
   interface FastifyContextConfig {
     /** Request media types a route accepts beside JSON, named by its 415 answer. */
     bodyTypes?: readonly string[] | undefined;
+    /** The route as declared: the token scope's hooks read its permission and audit action. */
+    route?: RouteSpec | undefined;
   }
 }
 
@@ -87,7 +89,9 @@ export interface Handled<P, Q, B> {
   audit(fields: AuditFields): void;
 }
 
+/** What a route file is handed: the routes it adds go into its own encapsulated scope. */
 export interface ApiRouter {
+  /** The route file's own Fastify scope. */
   readonly app: FastifyInstance;
   readonly deps: ApiDeps;
   readonly routes: RouteSpec[];
@@ -100,6 +104,26 @@ export interface ApiRouter {
     spec: RouteSpec<P, Q, B>,
     handler: (ctx: Handled<z.output<P>, z.output<Q>, z.output<B>>) => Promise<unknown>,
   ): void;
+}
+
+/** A route file: adds its routes to the router it is handed. */
+export type RoutesPlugin = (router: ApiRouter) => void;
+
+/**
+ * Where a route file's routes live: behind a token (the scope's hooks authenticate each request,
+ * check its route's permission before the body is read, and write the audit line of each call
+ * to a mutating route), or public (health, readiness, metrics, OpenAPI, the console's files).
+ */
+export type RouteScope = "token" | "public";
+
+/** The API's Fastify app, its route table, and how route files join it. */
+export interface ApiApp {
+  readonly app: FastifyInstance;
+  readonly deps: ApiDeps;
+  /** Filled as the route files load (by `app.ready()`, which `inject` and `listen` await). */
+  readonly routes: RouteSpec[];
+  /** Registers each route file as an encapsulated Fastify plugin inside `scope`'s plugin. */
+  register(scope: RouteScope, plugins: readonly RoutesPlugin[]): void;
 }
 
 /** Longer path parameters are refused by the router itself; shorter ones reach validation. */
@@ -121,7 +145,27 @@ function parsePart<T>(schema: z.ZodType | undefined, value: unknown, where: stri
 }
 
 /** A Fastify app with moneyq's error shape, bearer authentication and body limits. */
-export function createApiRouter(deps: ApiDeps): ApiRouter {
+export function createApiRouter(deps: ApiDeps): ApiApp {
+  const app = createApp(deps);
+  const routes: RouteSpec[] = [];
+  app.setErrorHandler(errorHandler(deps));
+  app.setNotFoundHandler(notFoundHandler(routes));
+  return {
+    app,
+    deps,
+    routes,
+    register(scope, plugins) {
+      app.register(async (scoped) => {
+        if (scope === "token") addTokenHooks(scoped, deps);
+        for (const plugin of plugins)
+          scoped.register(async (own) => plugin(routerOf(own, { deps, routes, scope })));
+      });
+    },
+  };
+}
+
+/** The Fastify app: timeouts, limits, parsers and the tracing plugin, before any route. */
+function createApp(deps: ApiDeps): FastifyInstance {
   const timeouts = deps.timeouts ?? {
     requestMs: CONFIG_DEFAULTS.MONEYQ_API_REQUEST_TIMEOUT_MS,
     headersMs: CONFIG_DEFAULTS.MONEYQ_API_HEADERS_TIMEOUT_MS,
@@ -144,33 +188,33 @@ export function createApiRouter(deps: ApiDeps): ApiRouter {
     frameworkErrors: (error, _request, reply) => sendUrlError(reply as FastifyReply, error),
     clientErrorHandler: answerClientError,
   });
-  const routes: RouteSpec[] = [];
   // Before any route: the plugin wraps each route as it is added.
   if (deps.tracingPlugin) app.register(deps.tracingPlugin);
-
   installJsonParser(app);
   // A CSV upload stays a stream: a batch file is read row by row, never whole.
   app.addContentTypeParser("text/csv", (_request, payload, done) => done(null, payload));
+  return app;
+}
 
-  app.setErrorHandler(errorHandler(deps));
-  app.setNotFoundHandler(notFoundHandler(routes));
-
+/** The router a route file is handed: its routes go into `scope`, and into the route table. */
+function routerOf(
+  app: FastifyInstance,
+  on: { readonly deps: ApiDeps; readonly routes: RouteSpec[]; readonly scope: RouteScope },
+): ApiRouter {
+  const { deps, routes, scope } = on;
   return {
     app,
     deps,
     routes,
     add(spec, handler) {
+      if (spec.auth !== (scope === "token"))
+        throw new Error(`${spec.method} ${spec.url}: auth ${spec.auth} in the ${scope} scope`);
       routes.push(spec);
       app.route({
         method: spec.method,
         url: spec.url,
-        config: { bodyTypes: spec.bodyTypes },
+        config: { bodyTypes: spec.bodyTypes, route: spec },
         ...(spec.bodyTypes?.includes("text/csv") && { bodyLimit: deps.bodyLimitBytes }),
-        onRequest: authenticateFirst(spec, deps),
-        ...(spec.audit !== undefined && {
-          onResponse: async (request: FastifyRequest, reply: FastifyReply) =>
-            writeAuditLine(deps.logger, spec.audit as string, request, reply),
-        }),
         handler: routeHandler(spec, handler),
       });
     },
@@ -178,16 +222,19 @@ export function createApiRouter(deps: ApiDeps): ApiRouter {
 }
 
 /**
- * The token and its permission are checked before the body is read: a refused request costs
- * no upload. The caller is known before the permission check, so a 403's audit line names it.
+ * The token scope's hooks. The token and its permission are checked before the body is read:
+ * a refused request costs no upload. The caller is known before the permission check, so a
+ * 403's audit line names it.
  */
-function authenticateFirst(spec: RouteSpec, deps: ApiDeps) {
-  return async (request: FastifyRequest, reply: FastifyReply) => {
-    if (!spec.auth) return;
+function addTokenHooks(scope: FastifyInstance, deps: ApiDeps): void {
+  scope.addHook("onRequest", async (request, reply) => {
+    const { route } = request.routeOptions.config;
+    // Only token routes join this scope (routerOf); anything else fails closed.
+    if (!route?.auth) throw new Error(`${request.method} ${request.url}: no token route`);
     try {
       const caller = authenticate(request.headers.authorization, deps.tokens);
       setCaller(request, caller);
-      requirePermission(caller, spec.permission, `${spec.method} ${spec.url}`);
+      requirePermission(caller, route.permission, `${route.method} ${route.url}`);
     } catch (error) {
       reply.header("connection", "close");
       throw error;
@@ -195,7 +242,11 @@ function authenticateFirst(spec: RouteSpec, deps: ApiDeps) {
     // Every route behind a token reads or writes Redis: with no connection, it would wait.
     const status = deps.redisStatus?.();
     if (status !== undefined && status !== "ready") throw new RedisDownError(status);
-  };
+  });
+  scope.addHook("onResponse", async (request, reply) => {
+    const action = request.routeOptions.config.route?.audit;
+    if (action !== undefined) writeAuditLine(deps.logger, action, request, reply);
+  });
 }
 
 /** Checks a request's parts against the route's schemas, then calls the route's handler. */

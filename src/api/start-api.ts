@@ -1,5 +1,5 @@
 import { listenApp } from "../listen-url.js";
-import { type ApiRouter, createApiRouter } from "./api-app.js";
+import { type ApiApp, createApiRouter } from "./api-app.js";
 import type { ApiDeps } from "./api-deps.js";
 import { registerBatchRoutes } from "./batch-routes.js";
 import { registerConsoleRoutes } from "./console-routes.js";
@@ -18,24 +18,29 @@ export interface RunningApi {
 }
 
 /**
- * Builds the API (not listening): every route, one error shape. Its `app` is the Fastify app;
- * its `routes`, the route table.
+ * Builds the API (not listening): every route, one error shape. Each route file is an
+ * encapsulated Fastify plugin, in the public scope or the token scope, whose hooks authenticate
+ * and audit. Its `app` is the Fastify app; its `routes`, the route table.
  */
-export function buildApi(deps: ApiDeps): ApiRouter {
-  const router = createApiRouter(deps);
+export function buildApi(deps: ApiDeps): ApiApp {
+  const api = createApiRouter(deps);
   let closing = false;
-  router.app.addHook("onClose", async () => {
+  api.app.addHook("onClose", async () => {
     closing = true;
   });
-  registerSystemRoutes(router, () => closing);
-  registerJobRoutes(router);
-  registerResolutionRoutes(router);
-  registerHoldRoutes(router);
-  registerBatchRoutes(router);
-  registerOperatorRoutes(router);
-  registerWebhookRoutes(router);
-  registerConsoleRoutes(router);
-  return router;
+  api.register("public", [
+    (router) => registerSystemRoutes(router, () => closing),
+    registerConsoleRoutes,
+  ]);
+  api.register("token", [
+    registerJobRoutes,
+    registerResolutionRoutes,
+    registerHoldRoutes,
+    registerBatchRoutes,
+    registerOperatorRoutes,
+    registerWebhookRoutes,
+  ]);
+  return api;
 }
 
 /** Starts the API on `host:port` (port 0: a free one). */

@@ -66,8 +66,10 @@ export function startOpenTelemetry(
   });
   const fastify = new FastifyOtel.FastifyOtelInstrumentation({
     registerOnInitialization: false,
-    // The request and its handler; a span per lifecycle hook would cost more than it tells.
+    // The request alone, the root of the job's trace: a span per lifecycle hook, or one for the
+    // handler between the request and the enqueue, would cost more than it tells.
     instrumentHooks: false,
+    instrumentHandler: false,
   });
   // Only a request made inside a traced job or request gets a span (not a stray health check).
   const undici = new UndiciInstrumentation({ requireParentforSpans: true });

@@ -1,6 +1,6 @@
 import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ApiRouter, AuthRouteSpec } from "../../src/api/api-app.js";
+import type { ApiApp, AuthRouteSpec } from "../../src/api/api-app.js";
 import { PERMISSIONS, type Permission } from "../../src/config/load-config.js";
 import { createLogger } from "../../src/logger.js";
 import { until, useService } from "../helpers/service.js";
@@ -31,10 +31,12 @@ const h = useService({
 });
 
 let api: ReturnType<typeof serviceApi>;
-let router: ApiRouter;
-beforeAll(() => {
+let router: ApiApp;
+beforeAll(async () => {
   api = serviceApi(h);
   router = api.router;
+  // The route files load as plugins: the route table is full once the app is ready.
+  await router.app.ready();
 });
 afterAll(() => api.close());
 

@@ -1,5 +1,5 @@
 import { Queue } from "bullmq";
-import type { ApiRouter } from "../../src/api/api-app.js";
+import type { ApiApp } from "../../src/api/api-app.js";
 import type { ApiDeps } from "../../src/api/api-deps.js";
 import { buildApi } from "../../src/api/start-api.js";
 import { LaneHolds } from "../../src/outflow/lane-holds.js";
@@ -27,7 +27,7 @@ export function serviceApi(h: ServiceHarness, parts: Partial<ApiDeps> = {}) {
     ]),
   );
   const webhooks = new WebhookDeliveries(h.redis(), prefix);
-  const router: ApiRouter = buildApi({
+  const router: ApiApp = buildApi({
     tokens: service.tokens,
     producer: service.producer,
     batches: service.batches,

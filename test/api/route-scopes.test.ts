@@ -1,0 +1,82 @@
+import { describe, expect, it } from "vitest";
+import { createApiRouter } from "../../src/api/api-app.js";
+import type { ApiDeps } from "../../src/api/api-deps.js";
+import { createLogger } from "../../src/logger.js";
+
+/** An API with no parts: these routes touch none, and no token is accepted. */
+function emptyApi() {
+  const deps = { tokens: [], logger: createLogger("silent") } as unknown as ApiDeps;
+  return createApiRouter(deps);
+}
+
+describe("route scopes", () => {
+  it("refuse, when the API is built, a token route outside the token scope", async () => {
+    const api = emptyApi();
+    api.register("public", [
+      (router) =>
+        router.add(
+          { method: "GET", url: "/v1/leak", summary: "x", auth: true, permission: "read" },
+          async () => ({ leaked: true }),
+        ),
+    ]);
+    await expect(api.app.ready()).rejects.toThrow("GET /v1/leak: auth true in the public scope");
+    await api.app.close();
+  });
+
+  it("refuse a public route inside the token scope", async () => {
+    const api = emptyApi();
+    api.register("token", [
+      (router) =>
+        router.add({ method: "GET", url: "/open", summary: "x", auth: false }, async () => ({})),
+    ]);
+    await expect(api.app.ready()).rejects.toThrow("GET /open: auth false in the token scope");
+    await api.app.close();
+  });
+
+  it("authenticate every route of the token scope, and no public route", async () => {
+    const api = emptyApi();
+    let handled = 0;
+    api.register("public", [
+      (router) =>
+        router.add({ method: "GET", url: "/healthz", summary: "x", auth: false }, async () => {
+          handled++;
+          return { status: "ok" };
+        }),
+    ]);
+    api.register("token", [
+      (router) =>
+        router.add(
+          { method: "GET", url: "/v1/secret", summary: "x", auth: true, permission: "read" },
+          async () => {
+            handled++;
+            return { secret: true };
+          },
+        ),
+      (router) =>
+        router.add(
+          { method: "POST", url: "/v1/other", summary: "x", auth: true, permission: "submit" },
+          async () => {
+            handled++;
+            return {};
+          },
+        ),
+    ]);
+    const open = await api.app.inject({ method: "GET", url: "/healthz" });
+    expect(open.statusCode).toBe(200);
+    for (const [method, url] of [
+      ["GET", "/v1/secret"],
+      ["POST", "/v1/other"],
+    ] as const) {
+      const refused = await api.app.inject({
+        method,
+        url,
+        headers: { authorization: "Bearer nope" },
+      });
+      expect(refused.statusCode).toBe(401);
+      expect(refused.json()).toMatchObject({ error: { code: "unauthenticated" } });
+    }
+    expect(handled).toBe(1);
+    expect(api.routes.map((r) => r.url)).toEqual(["/healthz", "/v1/secret", "/v1/other"]);
+    await api.app.close();
+  });
+});
