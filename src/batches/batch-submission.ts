@@ -1,10 +1,10 @@
 import { createHash, randomUUID } from "node:crypto";
-import { EnqueueValidationError } from "../queues/enqueue-error.js";
 import { deriveIdempotencyKey } from "../queues/idempotency-key.js";
 import type { JobEnvelope } from "../queues/job-envelope.js";
 import { APPROVAL_HOLD_MS, MAX_SCHEDULE_AHEAD_MS } from "../queues/job-holds.js";
 import { type RowMoney, rowMoney } from "../queues/job-money.js";
 import type { JobPriority } from "../queues/lanes.js";
+import type { PaymentMatch } from "../queues/payment-repeats.js";
 import { batchReferencesKey } from "../redis/keys.js";
 import { RESULT_KINDS } from "../results/job-result.js";
 import type { ReportLine } from "../results/report-line.js";
@@ -22,8 +22,6 @@ import {
   type BatchParts,
   CHUNK,
   type Held,
-  PENDING_BATCH_ID,
-  PENDING_KEY,
   SEND_CHUNK,
   SEND_CHUNKS_IN_FLIGHT,
 } from "./batch-parts.js";
@@ -38,9 +36,8 @@ import {
 import type { BatchesOptions, SubmitOptions, SubmitReport } from "./batch-reports.js";
 import { refusedTotalIncrements, requestedTotalFields, totalsOf } from "./batch-totals.js";
 import { checkFunds, stableNeeds } from "./funds-check.js";
-import { HeldRows } from "./held-rows.js";
 import { KEY_REUSED, keyReuseIssue, keyReuseIssues } from "./key-reuse.js";
-import { columnOf, rowInput } from "./row-input.js";
+import { type HeldCheck, type Read, readRows, runHeldChecks } from "./row-checks.js";
 import { SubmissionLease } from "./submission-lease.js";
 
 /**
@@ -70,13 +67,6 @@ const SUBMIT_LEASE_MS = 30_000;
 const SUBMIT_WAIT_MS = 120_000;
 /** How often a submission that found another one under way looks again. */
 const LEASE_POLL_MS = 50;
-
-/** The rows read: how many, the valid ones held, and the issues of the others. */
-interface Read {
-  readonly rows: number;
-  readonly held: Held;
-  readonly issues: readonly RowIssue[];
-}
 
 /** Where the rows stand after a step: the valid ones (held indices), every issue, the repeats. */
 interface Checked {
@@ -122,7 +112,7 @@ export class BatchSubmission extends BatchPart {
    */
   async submit(options: SubmitOptions): Promise<SubmitReport> {
     const notBeforeMs = scheduleOf(options.notBefore);
-    const read = await this.#read(options);
+    const read = await readRows(options.source, options, this.options.producer);
     const batchId = this.#batchIdFor(options, read);
     const checked = await this.#check(options, batchId, read);
     if (options.dryRun) return this.#dryRun(options, batchId, read, checked);
@@ -156,12 +146,43 @@ export class BatchSubmission extends BatchPart {
     return options.batchId ?? this.#batchIdOf(options.account, options.source.digest());
   }
 
-  /** The rows read, checked against earlier batches, keys held and repeated payments. */
+  /**
+   * The rows read, through checks 4 to 6 of row-checks.ts in their order: a reference an
+   * earlier batch holds, a key that holds another request, a repeated payment. Repeats are
+   * reported, and refused under a `refuse` policy (docs/safety.md).
+   */
   async #check(options: SubmitOptions, batchId: string, read: Read): Promise<Checked> {
     const { account, kind } = options;
-    const issues = [...read.issues];
-    const { valid, repeats } = await this.#sortRows({ account, batchId, kind }, read.held, issues);
-    return { valid, issues, repeats };
+    const batch = { account, batchId, kind };
+    const { held } = read;
+    const producer = this.options.producer;
+    const store = producer.repeats;
+    const policy = store.policyOf(account);
+    let found = new Map<number, PaymentMatch[]>();
+    const checks: HeldCheck[] = [
+      {
+        name: "in an earlier batch",
+        run: (candidates) => this.#heldElsewhere(account, batchId, held, candidates),
+      },
+      {
+        // Any row's key may be held already: by this batch id sent before, or by a job enqueued alone.
+        name: "key reuse",
+        run: (candidates) => keyReuseIssues(producer, batch, held, candidates),
+      },
+      {
+        name: "repeat",
+        run: async (candidates) => {
+          found = await batchRepeats(store, batch, held, candidates);
+          if (policy.policy !== "refuse") return new Map();
+          const window = store.windowText(account);
+          return new Map(
+            [...found].map(([i, matches]) => [i, repeatIssue(held, i, matches, window)]),
+          );
+        },
+      },
+    ];
+    const { valid, issues } = await runHeldChecks(checks, held, read.issues);
+    return { valid, issues, repeats: repeatReport(policy, held, found) };
   }
 
   /** A dry run's answer: the counts and issues, and the funds a stable payout batch needs. */
@@ -320,40 +341,6 @@ export class BatchSubmission extends BatchPart {
   }
 
   /**
-   * Sorts the held rows: those whose reference an earlier batch holds, or whose key holds
-   * another request, become issues; those that repeat a payment are reported, and become
-   * issues under a `refuse` policy (docs/safety.md); the others are valid (held indices).
-   */
-  async #sortRows(
-    batch: { readonly account: string; readonly batchId: string; readonly kind: BatchKind },
-    held: Held,
-    issues: RowIssue[],
-  ): Promise<{ valid: number[]; repeats: RepeatReport }> {
-    const { account, batchId } = batch;
-    const earlier = await this.#heldElsewhere(account, batchId, held);
-    // Any row's key may be held already: by this batch id sent before, or by a job enqueued alone.
-    const reused = await keyReuseIssues(this.options.producer, batch, held);
-    let valid: number[] = [];
-    for (let i = 0; i < held.length; i += 1) {
-      const owner = earlier.get(i);
-      const reuse = reused.get(i);
-      if (owner !== undefined) issues.push(duplicateIssue(held, i, owner));
-      else if (reuse !== undefined) issues.push(reuse);
-      else valid.push(i);
-    }
-    const store = this.options.producer.repeats;
-    const policy = store.policyOf(account);
-    const found = await batchRepeats(store, batch, held, valid);
-    if (policy.policy === "refuse") {
-      for (const [i, matches] of found)
-        issues.push(repeatIssue(held, i, matches, store.windowText(account)));
-      valid = valid.filter((i) => !found.has(i));
-    }
-    issues.sort((a, b) => a.row - b.row);
-    return { valid, repeats: repeatReport(policy, held, found) };
-  }
-
-  /**
    * Ends validation (BatchStore.queued), sealing the batch, and releases the jobs the gate held
    * meanwhile; answers once a failover would keep the batch (claims, rows, jobs, state).
    */
@@ -426,57 +413,6 @@ export class BatchSubmission extends BatchPart {
     const failed = settled.find((r) => r.status === "rejected");
     if (failed) throw failed.reason;
     return refused;
-  }
-
-  /** Reads and validates every row; the accepted ones are held, keyed later by batch id. */
-  async #read(options: SubmitOptions): Promise<Read> {
-    const { account, kind } = options;
-    const issues: RowIssue[] = [];
-    const held: Held = new HeldRows();
-    const firstRowOf = new Map<string, number>();
-    const pending = {
-      account,
-      batchId: options.batchId ?? PENDING_BATCH_ID,
-      idempotencyKey: PENDING_KEY,
-    };
-    let rows = 0;
-    for await (const raw of options.source.rows) {
-      rows = raw.row;
-      const converted = rowInput(kind, raw, pending);
-      if (!converted.ok) {
-        issues.push(...converted.issues);
-        continue;
-      }
-      let envelope: JobEnvelope;
-      try {
-        envelope = this.options.producer.envelopeOf(converted.input);
-      } catch (error) {
-        if (!(error instanceof EnqueueValidationError)) throw error;
-        for (const i of error.issues)
-          issues.push({
-            type: "invalid",
-            row: raw.row,
-            reference: converted.reference,
-            column: columnOf(i),
-            rule: i.rule,
-          });
-        continue;
-      }
-      const first = firstRowOf.get(converted.reference);
-      if (first !== undefined) {
-        issues.push({
-          type: "duplicate",
-          row: raw.row,
-          reference: converted.reference,
-          column: "reference",
-          rule: `the same reference as row ${first}`,
-        });
-        continue;
-      }
-      firstRowOf.set(converted.reference, raw.row);
-      held.add(raw.row, converted.reference, envelope.request);
-    }
-    return { rows, held, issues };
   }
 
   /**
@@ -558,19 +494,24 @@ export class BatchSubmission extends BatchPart {
     return batchReferencesKey(this.store.keyspace, account);
   }
 
-  /** Held rows (by index) whose reference an earlier batch of the account holds, with its id. */
-  async #heldElsewhere(account: string, batchId: string, held: Held): Promise<Map<number, string>> {
-    const owners = new Map<number, string>();
-    for (let start = 0; start < held.length; start += CHUNK) {
-      const end = Math.min(start + CHUNK, held.length);
-      const references: string[] = [];
-      for (let i = start; i < end; i += 1) references.push(held.reference(i));
+  /** Check 4: the rows among `indices` whose reference an earlier batch of the account holds. */
+  async #heldElsewhere(
+    account: string,
+    batchId: string,
+    held: Held,
+    indices: readonly number[],
+  ): Promise<Map<number, RowIssue>> {
+    const issues = new Map<number, RowIssue>();
+    for (let start = 0; start < indices.length; start += CHUNK) {
+      const chunk = indices.slice(start, start + CHUNK);
+      const references = chunk.map((i) => held.reference(i));
       const found = await this.redis.hmget(this.#refsKey(account), ...references);
       found.forEach((owner, j) => {
-        if (owner !== null && owner !== batchId) owners.set(start + j, owner);
+        const i = chunk[j] as number;
+        if (owner !== null && owner !== batchId) issues.set(i, duplicateIssue(held, i, owner));
       });
     }
-    return owners;
+    return issues;
   }
 
   /** Claims the references of `indices`; returns the indices another batch claimed first. */

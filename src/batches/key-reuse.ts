@@ -11,36 +11,35 @@ export const KEY_REUSED = "idempotency_key_reused";
 const CHUNK = 1_000;
 
 /**
- * Rows whose derived key (account, batch id, reference) already holds a different request:
- * the same batch id sent again with a changed row, or a job enqueued alone under a row's key.
- * Read before anything is written, so a refused batch leaves nothing behind (one MGET per
- * 1,000 rows, for every batch; only rows whose key has a fingerprint are compared). Keyed by
- * the held row's index.
+ * The held rows among `indices` whose derived key (account, batch id, reference) already holds
+ * a different request: the same batch id sent again with a changed row, or a job enqueued alone
+ * under a row's key. Read before anything is written, so a refused batch leaves nothing behind
+ * (one MGET per 1,000 rows; only rows whose key has a fingerprint are compared). Keyed by the
+ * held row's index.
  */
 export async function keyReuseIssues(
   producer: Producer,
   batch: { readonly account: string; readonly batchId: string; readonly kind: BatchKind },
   held: HeldRows<JobEnvelope["request"]>,
+  indices: readonly number[],
 ): Promise<Map<number, RowIssue>> {
   const { account, batchId } = batch;
   const kind = BATCH_KINDS[batch.kind].jobKind;
   const issues = new Map<number, RowIssue>();
-  for (let start = 0; start < held.length; start += CHUNK) {
-    const end = Math.min(start + CHUNK, held.length);
-    const keys: string[] = [];
-    for (let i = start; i < end; i += 1)
-      keys.push(deriveIdempotencyKey(account, batchId, held.reference(i)));
+  for (let start = 0; start < indices.length; start += CHUNK) {
+    const chunk = indices.slice(start, start + CHUNK);
+    const keys = chunk.map((i) => deriveIdempotencyKey(account, batchId, held.reference(i)));
     // Only a key with a fingerprint can hold another request: the others cost no parse or hash.
     const taken = await producer.fingerprinted(
       account,
       keys.map((key) => jobIdFor(account, key)),
     );
-    const indices: number[] = [];
+    const compared: number[] = [];
     const envelopes: JobEnvelope[] = [];
     taken.forEach((isTaken, j) => {
       if (!isTaken) return;
-      const i = start + j;
-      indices.push(i);
+      const i = chunk[j] as number;
+      compared.push(i);
       envelopes.push({
         kind,
         account,
@@ -54,7 +53,7 @@ export async function keyReuseIssues(
     const uses = await producer.keyUses(envelopes);
     uses.forEach((use, j) => {
       if (use === "different")
-        issues.set(indices[j] as number, keyReuseIssue(envelopes[j] as JobEnvelope));
+        issues.set(compared[j] as number, keyReuseIssue(envelopes[j] as JobEnvelope));
     });
   }
   return issues;
