@@ -2,13 +2,16 @@ import type { Readable } from "node:stream";
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import { z } from "zod";
 import { BatchNotFoundError } from "../batches/batch-errors.js";
+import { PaymentsError } from "../client/errors.js";
 import { CONFIG_DEFAULTS, type Permission } from "../config/load-config.js";
 import { validate } from "../contract/field-issues.js";
+import { MoneyqError } from "../errors/moneyq-error.js";
 import { RedisDownError, redisTroubleOf } from "../redis/refusals.js";
 import { NotReplicatedError } from "../redis/replica-waits.js";
 import type { ApiDeps } from "./api-deps.js";
 import { ApiError, invalidRequest, UnreadableRequestError } from "./api-error.js";
 import { authenticate, type Caller, requirePermission } from "./auth.js";
+import { isAnsweredCode } from "./error-statuses.js";
 import {
   type AuditFields,
   acceptedTypes,
@@ -313,6 +316,14 @@ function errorHandler(deps: ApiDeps) {
       reply.header("retry-after", String(trouble.retryAfterSeconds));
       return send(new ApiError(trouble.code, message));
     }
+    // A domain error whose code the API answers (error-statuses.ts): that code, its status.
+    // Not the provider's: its 404 or 409 is about the provider's records, not this request.
+    if (
+      error instanceof MoneyqError &&
+      !(error instanceof PaymentsError) &&
+      isAnsweredCode(error.code)
+    )
+      return send(new ApiError(error.code, error.message));
     const framework = frameworkError(error, request);
     if (framework) {
       if (framework.status === 413) reply.header("connection", "close");

@@ -2,14 +2,10 @@ import { Readable, Transform } from "node:stream";
 import type { z } from "zod";
 import {
   BatchAmbiguousError,
-  BatchDecisionError,
   BatchFileError,
-  BatchIdReusedError,
-  BatchNotCancellableError,
   BatchNotFoundError,
   BatchOptionError,
   BatchRefusedError,
-  BatchSubmissionBusyError,
 } from "../batches/batch-errors.js";
 import type { BatchKind } from "../batches/batch-kinds.js";
 import { csvRows, jsonRows, type RowSource } from "../batches/batch-rows.js";
@@ -167,8 +163,6 @@ function submitError(error: unknown): unknown {
     return new ApiError(error.code, error.message, {
       details: error.problems.map((rule) => ({ field: "file", rule })),
     });
-  if (error instanceof BatchIdReusedError || error instanceof BatchSubmissionBusyError)
-    return new ApiError(error.code, error.message);
   if (error instanceof BatchOptionError)
     return new ApiError("invalid_request", error.message, {
       details: [{ field: error.field, rule: error.rule }],
@@ -195,18 +189,13 @@ function registerDecision(router: ApiRouter, decision: "approve" | "reject"): vo
       query: AccountQuery,
     },
     async ({ params, caller, audit }, account) => {
-      try {
-        const { batches } = router.deps;
-        const report =
-          decision === "approve"
-            ? await batches.approve(account, params.batchId, caller.name)
-            : await batches.reject(account, params.batchId, caller.name);
-        audit({ account, jobs: report.jobs });
-        return report;
-      } catch (error) {
-        if (error instanceof BatchDecisionError) throw new ApiError(error.code, error.message);
-        throw error;
-      }
+      const { batches } = router.deps;
+      const report =
+        decision === "approve"
+          ? await batches.approve(account, params.batchId, caller.name)
+          : await batches.reject(account, params.batchId, caller.name);
+      audit({ account, jobs: report.jobs });
+      return report;
     },
   );
 }
@@ -323,15 +312,9 @@ function registerCancel(router: ApiRouter): void {
       query: AccountQuery,
     },
     async ({ params, audit }, account) => {
-      try {
-        const report = await router.deps.batches.cancel(account, params.batchId);
-        audit({ account: report.status.account, cancelled: report.cancelled });
-        return report;
-      } catch (error) {
-        if (error instanceof BatchNotCancellableError)
-          throw new ApiError(error.code, error.message);
-        throw error;
-      }
+      const report = await router.deps.batches.cancel(account, params.batchId);
+      audit({ account: report.status.account, cancelled: report.cancelled });
+      return report;
     },
   );
 }

@@ -60,3 +60,8 @@ export type ApiErrorCode = keyof typeof API_ERROR_STATUS;
 
 /** The domain errors' codes the API answers with as they are. */
 export type AnsweredErrorCode = Extract<ErrorCode, ApiErrorCode>;
+
+/** Whether the API answers `code` as it is: a domain error that reaches it keeps its code. */
+export function isAnsweredCode(code: string): code is AnsweredErrorCode {
+  return Object.hasOwn(API_ERROR_STATUS, code);
+}

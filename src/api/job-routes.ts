@@ -8,7 +8,6 @@ import {
   PaymentRepeatedError,
 } from "../queues/enqueue-error.js";
 import { jobIdFor } from "../queues/idempotency-key.js";
-import { JobControlError } from "../queues/job-controls.js";
 import type { JobData } from "../queues/job-data.js";
 import type { JobInput } from "../queues/job-envelope.js";
 import { addAccountQueryRoute } from "./account-query-route.js";
@@ -176,14 +175,9 @@ function registerJobControls(router: ApiRouter): void {
         const { account, job } = await ownJob(router, caller, params.jobId);
         audit({ account });
         const { jobs } = router.deps;
-        try {
-          if (action === "cancel") return await jobs.cancel(account, job);
-          if (action === "approve") return await jobs.approve(account, job, caller.name);
-          return await jobs.reject(account, job, caller.name);
-        } catch (error) {
-          if (error instanceof JobControlError) throw new ApiError(error.code, error.message);
-          throw error;
-        }
+        if (action === "cancel") return await jobs.cancel(account, job);
+        if (action === "approve") return await jobs.approve(account, job, caller.name);
+        return await jobs.reject(account, job, caller.name);
       },
     );
 }

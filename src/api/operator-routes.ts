@@ -1,6 +1,5 @@
 import type { Job } from "bullmq";
 import type { JobData } from "../queues/job-data.js";
-import { ReplayConflictError } from "../queues/replay-conflict-error.js";
 import { addAccountQueryRoute } from "./account-query-route.js";
 import type { ApiRouter } from "./api-app.js";
 import { ApiError, notFound } from "./api-error.js";
@@ -97,15 +96,9 @@ function registerDeadLetterRoutes(router: ApiRouter): void {
       audit({ jobId: params.jobId });
       const account = accountOf(caller, query.account);
       audit({ account });
-      let replayed: boolean | { readonly stopped: unknown };
-      try {
-        replayed = await deadLetters.replay(account, params.jobId, (job) =>
-          lookUpBeforeReplay(router, account, job, caller.name),
-        );
-      } catch (error) {
-        if (error instanceof ReplayConflictError) throw new ApiError(error.code, error.message);
-        throw error;
-      }
+      const replayed = await deadLetters.replay(account, params.jobId, (job) =>
+        lookUpBeforeReplay(router, account, job, caller.name),
+      );
       if (!replayed) throw notFound(`dead letter ${params.jobId}`);
       if (replayed !== true)
         return reply

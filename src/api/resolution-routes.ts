@@ -1,7 +1,6 @@
-import { ResolutionError } from "../queues/job-resolutions.js";
 import { addAccountQueryRoute } from "./account-query-route.js";
 import type { ApiRouter } from "./api-app.js";
-import { ApiError, notFound } from "./api-error.js";
+import { notFound } from "./api-error.js";
 import type { Caller } from "./auth.js";
 import { AccountListQuery, JobParams, ResolveBody } from "./request-schemas.js";
 
@@ -21,11 +20,6 @@ export function registerResolutionRoutes(router: ApiRouter): void {
       if ((await results.get(account, jobId)) !== undefined) return account;
     throw notFound(`job ${jobId}`);
   }
-
-  const refused = (error: unknown): never => {
-    if (error instanceof ResolutionError) throw new ApiError(error.code, error.message);
-    throw error;
-  };
 
   router.add(
     {
@@ -48,9 +42,7 @@ export function registerResolutionRoutes(router: ApiRouter): void {
         note: body.note,
         ...(body.upstreamId !== undefined && { upstreamId: body.upstreamId }),
       };
-      const outcome = await resolutions
-        .request(account, params.jobId, asked, caller.name)
-        .catch(refused);
+      const outcome = await resolutions.request(account, params.jobId, asked, caller.name);
       if (outcome.state === "awaiting_approval") reply.code(202);
       return { jobId: params.jobId, account, ...outcome };
     },
@@ -70,7 +62,7 @@ export function registerResolutionRoutes(router: ApiRouter): void {
       audit({ jobId: params.jobId });
       const account = await accountOfJob(caller, params.jobId);
       audit({ account });
-      const outcome = await resolutions.approve(account, params.jobId, caller.name).catch(refused);
+      const outcome = await resolutions.approve(account, params.jobId, caller.name);
       return { jobId: params.jobId, account, ...outcome };
     },
   );

@@ -1,15 +1,7 @@
 import type { RedisConnection } from "../redis/connection.js";
-import {
-  backlogKey,
-  batchKeys,
-  type Keyspace,
-  resolutionKey,
-  resolutionTrailKey,
-  resultsStreamKey,
-} from "../redis/keys.js";
-import { redisContext } from "../redis/redis-context.js";
-import { newEventId } from "./event-envelope.js";
+import { backlogKey, resolutionKey, resolutionTrailKey, resultsStreamKey } from "../redis/keys.js";
 import type { JobResult } from "./job-result.js";
+import { LaterEvents, withoutData } from "./later-events.js";
 
 /** What a job can be resolved to: the provider made the payment, or did not. */
 export type ResolvedAs = "succeeded" | "failed";
@@ -51,34 +43,18 @@ type ResolutionRedis = RedisConnection & {
   moneyqRecordResolution(...keysAndArgs: string[]): Promise<number>;
 };
 
-export interface ResolutionsOptions {
-  readonly prefix: string;
-  readonly retentionMs: number;
-  readonly maxLen: number;
-}
-
 /**
  * Resolutions of jobs whose outcome moneyq did not know (or recorded as failed), each with its
  * evidence, recorded once as `job.resolved` and in the account's audit trail; the recorded
  * result stays in the history (docs/reconciliation.md, "Resolving exceptions").
  */
-export class Resolutions {
-  readonly #redis: ResolutionRedis;
-  readonly #space: Keyspace;
-  readonly #options: ResolutionsOptions;
-
-  constructor(redis: RedisConnection, options: ResolutionsOptions) {
-    this.#redis = redis as ResolutionRedis;
-    this.#space = redisContext(redis, options.prefix).space;
-    this.#options = options;
-  }
-
+export class Resolutions extends LaterEvents<ResolutionRedis> {
   /** Resolves `result`'s job; false when it was resolved before. */
   async resolve(
     result: JobResult,
     resolution: Omit<Resolution, "jobId" | "account" | "from" | "at">,
   ): Promise<boolean> {
-    const space = this.#space;
+    const space = this.space;
     const at = new Date().toISOString();
     const full: Resolution = {
       jobId: result.jobId,
@@ -88,28 +64,20 @@ export class Resolutions {
       ...resolution,
     };
     const marker = resolutionKey(space, result.account, result.jobId);
-    const batch =
-      result.batchId === undefined ? undefined : batchKeys(space, result.account, result.batchId);
-    const { upstreamData: _, ...data } = result;
-    const event = {
-      type: "job.resolved",
-      id: newEventId(),
-      timestamp: at,
-      data: { ...data, resolution: full },
-    };
-    const recorded = await this.#redis.moneyqRecordResolution(
+    const mark = this.rowMark(result, marker);
+    const recorded = await this.redis.moneyqRecordResolution(
       marker,
       resultsStreamKey(space, result.account),
       resolutionTrailKey(space, result.account),
       backlogKey(space, result.account),
-      batch?.meta ?? marker,
-      batch?.rows ?? marker,
+      mark.meta,
+      mark.rows,
       JSON.stringify(full),
-      String(this.#options.retentionMs),
-      String(this.#options.maxLen),
-      JSON.stringify(event),
+      String(this.options.retentionMs),
+      String(this.options.maxLen),
+      this.eventJson("job.resolved", at, { ...withoutData(result), resolution: full }),
       result.jobId,
-      batch !== undefined && result.row !== undefined ? String(result.row) : "",
+      mark.row,
       result.result === "rejected" ? "failed" : result.result,
       full.to,
       at,
@@ -120,14 +88,14 @@ export class Resolutions {
 
   /** The job's resolution, if it has one. */
   async of(account: string, jobId: string): Promise<Resolution | undefined> {
-    const raw = await this.#redis.get(resolutionKey(this.#space, account, jobId));
+    const raw = await this.redis.get(resolutionKey(this.space, account, jobId));
     return raw === null ? undefined : (JSON.parse(raw) as Resolution);
   }
 
   /** The account's audit trail of resolutions, newest first. */
   async trail(account: string, count = 100): Promise<Resolution[]> {
-    const entries = await this.#redis.xrevrange(
-      resolutionTrailKey(this.#space, account),
+    const entries = await this.redis.xrevrange(
+      resolutionTrailKey(this.space, account),
       "+",
       "-",
       "COUNT",

@@ -1,7 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { createApiRouter } from "../../src/api/api-app.js";
 import type { ApiDeps } from "../../src/api/api-deps.js";
+import { PaymentsNotFoundError } from "../../src/client/errors.js";
 import { createLogger } from "../../src/logger.js";
+import { ReplayConflictError } from "../../src/queues/replay-conflict-error.js";
 
 /** An API with no parts: these routes touch none, and no token is accepted. */
 function emptyApi() {
@@ -77,6 +79,40 @@ describe("route scopes", () => {
     }
     expect(handled).toBe(1);
     expect(api.routes.map((r) => r.url)).toEqual(["/healthz", "/v1/secret", "/v1/other"]);
+    await api.app.close();
+  });
+
+  it("answer a domain error by its code and status, and the provider's own not-found as a 500", async () => {
+    const api = emptyApi();
+    api.register("public", [
+      (router) =>
+        router.add({ method: "GET", url: "/conflict", summary: "x", auth: false }, async () => {
+          throw new ReplayConflictError("j_1", "its job is still queued");
+        }),
+      (router) =>
+        router.add({ method: "GET", url: "/upstream", summary: "x", auth: false }, async () => {
+          throw new PaymentsNotFoundError({
+            message: "provider: no such transaction",
+            operation: "getTransaction",
+            status: 404,
+            upstreamCode: undefined,
+            body: undefined,
+            requestId: undefined,
+            mayHaveReachedServer: true,
+          });
+        }),
+    ]);
+    const conflict = await api.app.inject({ method: "GET", url: "/conflict" });
+    expect(conflict.statusCode).toBe(409);
+    expect(conflict.json()).toMatchObject({
+      error: {
+        code: "replay_conflict",
+        message: "j_1 cannot be replayed: its job is still queued",
+      },
+    });
+    const upstream = await api.app.inject({ method: "GET", url: "/upstream" });
+    expect(upstream.statusCode).toBe(500);
+    expect(upstream.json()).toMatchObject({ error: { code: "internal_error" } });
     await api.app.close();
   });
 });
