@@ -25,7 +25,6 @@ export class BatchFileError extends MoneyqError {
   readonly problems: readonly string[];
   constructor(code: BatchFileError["code"], problems: readonly string[]) {
     super(problems.join("; "));
-    this.name = "BatchFileError";
     this.code = code;
     this.problems = problems;
   }
@@ -42,7 +41,6 @@ export class BatchRefusedError extends MoneyqError {
       `batch refused: ${bad} of ${rows} rows are invalid or duplicates; nothing was enqueued ` +
         "(fix them, or accept the valid rows with allowPartial)",
     );
-    this.name = "BatchRefusedError";
     this.rows = rows;
     this.issues = issues;
   }
@@ -55,7 +53,6 @@ export class BatchNotFoundError extends MoneyqError {
   constructor(batchId: string) {
     super(`no batch ${batchId}`);
     this.batchId = batchId;
-    this.name = "BatchNotFoundError";
   }
 }
 
@@ -66,7 +63,6 @@ export class BatchAmbiguousError extends MoneyqError {
   readonly accounts: readonly string[];
   constructor(batchId: string, accounts: readonly string[]) {
     super(`batch ${batchId} exists in ${accounts.join(", ")}: name the account`);
-    this.name = "BatchAmbiguousError";
     this.batchId = batchId;
     this.accounts = accounts;
   }
@@ -77,7 +73,6 @@ export class BatchNotCancellableError extends MoneyqError {
   readonly code = "batch_not_cancellable";
   constructor(batchId: string, state: string) {
     super(`batch ${batchId} is ${state}: there is nothing left to cancel`);
-    this.name = "BatchNotCancellableError";
   }
 }
 
@@ -89,7 +84,6 @@ export class BatchIdReusedError extends MoneyqError {
       `batch id ${batchId} is already used by another file of this account: ` +
         "give this file its own batchId (resubmitting the same file under the same id is safe)",
     );
-    this.name = "BatchIdReusedError";
   }
 }
 
@@ -105,7 +99,6 @@ export class BatchSubmissionBusyError extends MoneyqError {
         ? `batch ${batchId}: another submission of it is under way; try again later or read its status`
         : `batch ${batchId}: another submission took it over before this one finished; read its status`,
     );
-    this.name = "BatchSubmissionBusyError";
   }
 }
 
@@ -124,7 +117,6 @@ export class BatchDecisionError extends MoneyqError {
           ? `batch ${batchId}: its approval expired; submit it again`
           : `batch ${batchId} was submitted by this token: another one must approve or reject it`,
     );
-    this.name = "BatchDecisionError";
     this.code =
       reason === "not_awaiting"
         ? "not_awaiting_approval"
@@ -144,7 +136,6 @@ export class BatchOptionError extends MoneyqError {
   readonly rule: string;
   constructor(field: BatchOptionError["field"], rule: string) {
     super(`${field}: ${rule}`);
-    this.name = "BatchOptionError";
     this.field = field;
     this.rule = rule;
   }

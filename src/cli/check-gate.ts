@@ -36,7 +36,6 @@ export class ReadNotSentError extends MoneyqError {
   readonly code = "read_not_sent";
   constructor(message: string) {
     super(message);
-    this.name = "ReadNotSentError";
   }
 }
 

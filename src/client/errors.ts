@@ -32,7 +32,6 @@ export class PaymentsError extends MoneyqError {
 
   constructor(init: PaymentsErrorInit) {
     super(init.message, init.cause === undefined ? undefined : { cause: init.cause });
-    this.name = new.target.name;
     this.operation = init.operation;
     this.status = init.status;
     this.upstreamCode = init.upstreamCode;

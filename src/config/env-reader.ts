@@ -16,7 +16,6 @@ export class ConfigError extends MoneyqError {
   readonly issues: readonly ConfigIssue[];
   constructor(issues: readonly ConfigIssue[]) {
     super(`Invalid configuration:\n${issues.map((i) => `  ${i.variable}: ${i.rule}`).join("\n")}`);
-    this.name = "ConfigError";
     this.issues = issues;
   }
 }

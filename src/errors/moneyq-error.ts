@@ -6,4 +6,10 @@ import type { ErrorCode } from "./error-codes.js";
  */
 export abstract class MoneyqError extends Error {
   abstract readonly code: ErrorCode;
+
+  constructor(message?: string, options?: ErrorOptions) {
+    super(message, options);
+    // Each class's own name, as a stack trace or a log line shows it.
+    this.name = new.target.name;
+  }
 }

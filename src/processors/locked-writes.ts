@@ -21,7 +21,6 @@ export class LockLostError extends MoneyqError {
   readonly code = "lock_lost";
   constructor(jobId: string | undefined) {
     super(`job ${jobId}: this worker no longer holds its lock; another worker owns the job`);
-    this.name = "LockLostError";
   }
 }
 

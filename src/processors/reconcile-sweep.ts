@@ -77,7 +77,6 @@ export class SweepBusyError extends MoneyqError {
   readonly code = "sweep_busy";
   constructor(account: string) {
     super(`another process is sweeping account ${account}; try again when it has finished`);
-    this.name = "SweepBusyError";
   }
 }
 

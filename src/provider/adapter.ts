@@ -67,7 +67,6 @@ export class AdapterFailure extends MoneyqError {
   readonly code = "adapter_failed";
   constructor(fn: string, why: string) {
     super(`the provider adapter's ${fn} ${why}`);
-    this.name = "AdapterFailure";
   }
 }
 

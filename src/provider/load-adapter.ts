@@ -8,7 +8,6 @@ export class AdapterLoadError extends MoneyqError {
   readonly code = "adapter_unloadable";
   constructor(readonly rule: string) {
     super(rule);
-    this.name = "AdapterLoadError";
   }
 }
 

@@ -12,7 +12,6 @@ export class EnqueueValidationError extends MoneyqError {
 
   constructor(issues: readonly FieldIssue[], index?: number) {
     super(`${index === undefined ? "job" : `job ${index}`}: ${formatFieldIssues(issues)}`);
-    this.name = "EnqueueValidationError";
     this.issues = issues;
     this.index = index;
   }
@@ -31,7 +30,6 @@ export class IdempotencyKeyReusedError extends MoneyqError {
     super(
       `idempotency key "${idempotencyKey}" was already used for job ${jobId} with a different request`,
     );
-    this.name = "IdempotencyKeyReusedError";
     this.jobId = jobId;
     this.idempotencyKey = idempotencyKey;
     this.index = index;
@@ -51,7 +49,6 @@ export class PaymentRepeatedError extends MoneyqError {
 
   constructor(matches: readonly PaymentMatch[], rule: string) {
     super(`request.body: ${rule}`);
-    this.name = "PaymentRepeatedError";
     this.matches = matches;
     this.rule = rule;
   }

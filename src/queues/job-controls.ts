@@ -14,7 +14,6 @@ export class JobControlError extends MoneyqError {
   readonly code: "job_not_cancellable" | "not_awaiting_approval" | "approval_expired" | "own_job";
   constructor(code: JobControlError["code"], message: string) {
     super(message);
-    this.name = "JobControlError";
     this.code = code;
   }
 }

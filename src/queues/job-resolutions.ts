@@ -19,7 +19,6 @@ export class ResolutionError extends MoneyqError {
     message: string,
   ) {
     super(message);
-    this.name = "ResolutionError";
   }
 }
 

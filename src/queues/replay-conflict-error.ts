@@ -6,6 +6,5 @@ export class ReplayConflictError extends MoneyqError {
 
   constructor(jobId: string, why: string) {
     super(`${jobId} cannot be replayed: ${why}`);
-    this.name = "ReplayConflictError";
   }
 }

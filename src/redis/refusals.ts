@@ -71,7 +71,6 @@ export class RedisDownError extends MoneyqError {
   readonly code = "redis_unavailable";
   constructor(status: string) {
     super(`the connection to Redis is not ready (${status})`);
-    this.name = "RedisDownError";
   }
 }
 

@@ -26,7 +26,6 @@ export class NotReplicatedError extends MoneyqError {
       `Redis did not replicate the write in time (${acknowledged} of ${replicas} replicas ` +
         `acknowledged within ${REPLICA_WAIT_MS} ms); nothing is lost yet: try again`,
     );
-    this.name = "NotReplicatedError";
   }
 }
 

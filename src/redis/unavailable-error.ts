@@ -17,7 +17,6 @@ export class RedisUnavailableError extends MoneyqError {
   readonly code = "redis_unavailable";
   constructor(url: string, reason: string, source: RedisSource = "embedded") {
     super(messageFor(redactUrl(url), reason, source));
-    this.name = "RedisUnavailableError";
   }
 }
 

@@ -15,7 +15,6 @@ export class WebhookSecretError extends MoneyqError {
 
   constructor(rule: string = `a webhook secret must be at least ${MIN_SECRET_LENGTH} characters`) {
     super(rule);
-    this.name = "WebhookSecretError";
   }
 }
 
