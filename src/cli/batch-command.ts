@@ -11,6 +11,7 @@ import { CliError } from "./cli-error.js";
 import { EXIT } from "./exit-codes.js";
 import { fileRows } from "./file-rows.js";
 import { type Operator, withOperator } from "./operator.js";
+import { printValue } from "./print-output.js";
 import { runAction } from "./run-action.js";
 import { formatStatus, formatSubmit } from "./summary.js";
 import { waitForBatches } from "./wait-for-batches.js";
@@ -193,9 +194,7 @@ function addStatus(batch: Command): void {
     .action(
       onBatch<{ json: boolean; account?: string }>(async (op, account, batchId, flags) => {
         const status = await op.batches.status(account, batchId);
-        process.stdout.write(
-          flags.json ? `${JSON.stringify(status)}\n` : `${formatStatus(status)}\n`,
-        );
+        printValue(status, flags.json, () => formatStatus(status));
         return EXIT.ok;
       }),
     );
@@ -225,10 +224,11 @@ function addCancel(batch: Command): void {
     .action(
       onBatch<{ json: boolean; account?: string }>(async (op, account, batchId, flags) => {
         const report = await op.batches.cancel(account, batchId);
-        process.stdout.write(
-          flags.json
-            ? `${JSON.stringify(report)}\n`
-            : `batch ${batchId} cancelled: ${report.cancelled} jobs removed before sending, ${report.inFlight} in flight (cancelled if not yet sent), ${report.finished} had already finished\n`,
+        printValue(
+          report,
+          flags.json,
+          () =>
+            `batch ${batchId} cancelled: ${report.cancelled} jobs removed before sending, ${report.inFlight} in flight (cancelled if not yet sent), ${report.finished} had already finished`,
         );
         return EXIT.ok;
       }),
@@ -273,10 +273,11 @@ function addDecision(batch: Command, decision: "approve" | "reject"): void {
               decision === "approve"
                 ? await op.batches.approve(account, batchId, approver)
                 : await op.batches.reject(account, batchId, approver);
-            process.stdout.write(
-              flags.json
-                ? `${JSON.stringify(report)}\n`
-                : `batch ${batchId} ${decision === "approve" ? "approved" : "rejected"} by ${approver}: ${report.jobs} jobs ${decision === "approve" ? "released" : "cancelled"}\n${formatStatus(report.status)}\n`,
+            printValue(
+              report,
+              flags.json,
+              () =>
+                `batch ${batchId} ${decision === "approve" ? "approved" : "rejected"} by ${approver}: ${report.jobs} jobs ${decision === "approve" ? "released" : "cancelled"}\n${formatStatus(report.status)}`,
             );
             return EXIT.ok;
           } catch (error) {

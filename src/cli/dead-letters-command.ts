@@ -5,6 +5,7 @@ import { CliError } from "./cli-error.js";
 import { EXIT } from "./exit-codes.js";
 import { intOption } from "./int-option.js";
 import { type Operator, withOperator } from "./operator.js";
+import { printList } from "./print-output.js";
 import { runAction } from "./run-action.js";
 
 function accountOf(op: Operator, named: string | undefined): string {
@@ -31,13 +32,13 @@ export function deadLettersCommand(): Command {
       runAction(async (flags: { account?: string; limit: number; json: boolean }) =>
         withOperator(async (op) => {
           const list = await op.deadLetters.list(accountOf(op, flags.account), 0, flags.limit - 1);
-          for (const d of list)
-            process.stdout.write(
-              flags.json
-                ? `${JSON.stringify(d)}\n`
-                : `${d.jobId}  ${d.kind}  ${d.result?.result ?? "failed"}  ${d.reference ?? "-"}  ${d.failedReason}\n`,
-            );
-          if (!flags.json) process.stderr.write(`${list.length} dead letters\n`);
+          printList(
+            list,
+            flags.json,
+            (d) =>
+              `${d.jobId}  ${d.kind}  ${d.result?.result ?? "failed"}  ${d.reference ?? "-"}  ${d.failedReason}`,
+            "dead letters",
+          );
           return EXIT.ok;
         }),
       ),

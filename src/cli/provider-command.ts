@@ -12,6 +12,7 @@ import { EXIT } from "./exit-codes.js";
 import { intOption } from "./int-option.js";
 import type { RateQuery } from "./provider-check.js";
 import { runAction } from "./run-action.js";
+import { selectedAccounts } from "./selected-accounts.js";
 
 interface CheckFlags {
   readonly account?: string;
@@ -202,13 +203,11 @@ async function readsReports(
   rateQuery: RateQuery,
   flags: CheckFlags,
 ): Promise<CheckReport[]> {
-  if (config.paymentsApiUrl === undefined)
-    throw new CliError(
-      "provider check needs PAYMENTS_API_URL and an API key: it checks a real provider, not the embedded sandbox (or use --submit with PAYMENTS_SANDBOX_API_URL, or --answers DIR)",
-    );
-  const accounts = config.accounts.filter((a) => !flags.account || a.alias === flags.account);
-  if (accounts.length === 0)
-    throw new CliError(`--account: no account is configured with alias "${flags.account}"`);
+  const { baseUrl, accounts } = selectedAccounts(
+    config,
+    flags.account,
+    "provider check needs PAYMENTS_API_URL and an API key: it checks a real provider, not the embedded sandbox (or use --submit with PAYMENTS_SANDBOX_API_URL, or --answers DIR)",
+  );
   const { checkReads } = await import("./provider-check.js");
   const { openCheckGate } = await import("./check-gate.js");
   const { savingSend } = await import("./saved-answers.js");
@@ -223,7 +222,7 @@ async function readsReports(
         process.stdout.write(
           `no moneyq service has opened account ${account.alias}'s queue under this prefix: if one runs, set MONEYQ_REDIS_PREFIX as it has it\n`,
         );
-      const client = await checkClient(config, reader, config.paymentsApiUrl, account.apiKey);
+      const client = await checkClient(config, reader, baseUrl, account.apiKey);
       try {
         const gated = gate.gatedFor(account);
         const direct = (op: Parameters<typeof client.send>[0], input: unknown) =>

@@ -5,6 +5,7 @@ import { loadConfig } from "../config/load-config.js";
 import { CliError } from "./cli-error.js";
 import { EXIT } from "./exit-codes.js";
 import { runAction } from "./run-action.js";
+import { selectedAccounts } from "./selected-accounts.js";
 
 interface ReconcileFlags {
   readonly account?: string;
@@ -47,13 +48,11 @@ async function runReconcile(flags: ReconcileFlags): Promise<number> {
   if (Date.parse(until) <= Date.parse(since))
     throw new CliError("--until: must be later than --since");
   const config = loadConfig();
-  if (config.paymentsApiUrl === undefined)
-    throw new CliError(
-      "reconcile needs PAYMENTS_API_URL and the accounts' keys: it reads a real provider's books",
-    );
-  const accounts = config.accounts.filter((a) => !flags.account || a.alias === flags.account);
-  if (accounts.length === 0)
-    throw new CliError(`--account: no account is configured with alias "${flags.account}"`);
+  const { baseUrl, accounts } = selectedAccounts(
+    config,
+    flags.account,
+    "reconcile needs PAYMENTS_API_URL and the accounts' keys: it reads a real provider's books",
+  );
   // Loaded when it runs: the rest of the CLI starts without the service's dependencies.
   const { openProviderAdapter } = await import("../service/provider-adapter.js");
   const adapter = await openProviderAdapter(config);
@@ -61,7 +60,7 @@ async function runReconcile(flags: ReconcileFlags): Promise<number> {
   const { openSweeper, SWEEP_LEASE_MS } = await import("../processors/sweeper.js");
   const { driftCsv } = await import("./drift-report.js");
   const redis = await openOperatorRedis(config);
-  const sweeper = openSweeper(config, redis.connection, config.paymentsApiUrl, adapter);
+  const sweeper = openSweeper(config, redis.connection, baseUrl, adapter);
   let drift = 0;
   let failed = 0;
   try {

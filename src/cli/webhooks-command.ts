@@ -3,6 +3,7 @@ import { CliError } from "./cli-error.js";
 import { EXIT } from "./exit-codes.js";
 import { intOption } from "./int-option.js";
 import { withOperator } from "./operator.js";
+import { printList } from "./print-output.js";
 import { runAction } from "./run-action.js";
 
 /** `moneyq webhooks status|failed|redeliver|resume`: the webhook endpoint and deliveries that gave up. */
@@ -31,13 +32,13 @@ export function webhooksCommand(): Command {
       runAction(async (flags: { limit: number; json: boolean }) =>
         withOperator(async (op) => {
           const list = await op.webhooks.failed(flags.limit);
-          for (const d of list)
-            process.stdout.write(
-              flags.json
-                ? `${JSON.stringify(d)}\n`
-                : `${d.eventId}  ${d.account ?? "-"}  ${d.jobId ?? "-"}  ${d.attempts} attempts  ${d.reason}\n`,
-            );
-          if (!flags.json) process.stderr.write(`${list.length} failed deliveries\n`);
+          printList(
+            list,
+            flags.json,
+            (d) =>
+              `${d.eventId}  ${d.account ?? "-"}  ${d.jobId ?? "-"}  ${d.attempts} attempts  ${d.reason}`,
+            "failed deliveries",
+          );
           return EXIT.ok;
         }),
       ),
