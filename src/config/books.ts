@@ -27,6 +27,22 @@ export function durationMs(text: string): number | undefined {
 
 export const DURATION_RULE = "a duration such as 90s, 15m, 1h or 3d";
 
+/**
+ * A variable that is `off` (its default) or one duration of at least `least` (as written, such
+ * as `1m`): the duration in ms, or undefined when off.
+ */
+export function offOrDuration(read: EnvReader, name: string, least: string): number | undefined {
+  const leastMs = durationMs(least) as number;
+  const text = read.check(
+    name,
+    z.string().refine((t) => t === "off" || (durationMs(t) ?? 0) >= leastMs, {
+      message: `must be off, or ${DURATION_RULE}, at least ${least}`,
+    }),
+    "off",
+  );
+  return text === "off" ? undefined : durationMs(text);
+}
+
 const durations = z.string().superRefine((text, ctx) => {
   if (text === "off") return;
   const ms = text.split(",").map(durationMs);
@@ -46,17 +62,10 @@ export function readBooks(read: EnvReader): BooksConfig {
     durations,
     CONFIG_DEFAULTS.MONEYQ_RECHECK_AFTER,
   );
-  const every = read.check(
-    "MONEYQ_RECONCILE_EVERY",
-    z.string().refine((t) => t === "off" || (durationMs(t) ?? 0) >= 60_000, {
-      message: `must be off, or ${DURATION_RULE}, at least 1m`,
-    }),
-    "off",
-  );
   return Object.freeze({
     recheckAfterMs: Object.freeze(
       recheck === "off" ? [] : recheck.split(",").map((t) => durationMs(t) as number),
     ),
-    reconcileEveryMs: every === "off" ? undefined : durationMs(every),
+    reconcileEveryMs: offOrDuration(read, "MONEYQ_RECONCILE_EVERY", "1m"),
   });
 }

@@ -1,6 +1,6 @@
 // Outflow safety: velocity limits by account and currency, insufficient funds holds.
 import { z } from "zod";
-import { DURATION_RULE, durationMs } from "./books.js";
+import { offOrDuration } from "./books.js";
 import type { EnvReader } from "./env-reader.js";
 import { readJsonList } from "./json-lists.js";
 import { currencyCode, decimalAmount } from "./rules.js";
@@ -102,16 +102,9 @@ export function readOutflow(read: EnvReader, aliases: readonly string[]): Outflo
     z.enum(["hold", "fail"], { error: "must be hold or fail" }),
     "hold",
   );
-  const retry = read.check(
-    "MONEYQ_INSUFFICIENT_FUNDS_RETRY",
-    z.string().refine((t) => t === "off" || (durationMs(t) ?? 0) >= 1_000, {
-      message: `must be off, or ${DURATION_RULE}, at least 1s`,
-    }),
-    "off",
-  );
   return Object.freeze({
     velocity,
     fundsHold: funds === "hold",
-    fundsRetryMs: retry === "off" ? undefined : durationMs(retry),
+    fundsRetryMs: offOrDuration(read, "MONEYQ_INSUFFICIENT_FUNDS_RETRY", "1s"),
   });
 }

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import { z } from "zod";
 import { Currency, TransactionStatus } from "../contract/enums.js";
 import { formatFieldIssues, validate } from "../contract/field-issues.js";
@@ -106,15 +106,7 @@ export function registerControlRoutes(app: FastifyInstance, control: SandboxCont
     const violations = control.invariantViolations(accountId);
     return ok({ ok: violations.length === 0, violations });
   });
-  app.get(`${base}/requests`, async (req) => {
-    const q = parse(LogQuery, req.query);
-    return ok({
-      requests: control.requests({
-        ...(q.accountId !== undefined && { accountId: q.accountId }),
-        ...(q.afterSeq !== undefined && { afterSeq: q.afterSeq }),
-      }),
-    });
-  });
+  app.get(`${base}/requests`, async (req) => ok({ requests: control.requests(logFilter(req)) }));
   registerBooksRoutes(app, control);
   app.post<{ Params: { accountNumber: string } }>(
     `${base}/virtual-accounts/:accountNumber/transfers`,
@@ -145,13 +137,14 @@ function registerBooksRoutes(app: FastifyInstance, control: SandboxControl): voi
   app.post<{ Params: { accountId: string } }>(`${base}/accounts/:accountId/top-ups`, async (req) =>
     ok(control.topUp(req.params.accountId, parse(TopUp, req.body))),
   );
-  app.get(`${base}/edits`, async (req) => {
-    const q = parse(LogQuery, req.query);
-    return ok({
-      edits: control.edits({
-        ...(q.accountId !== undefined && { accountId: q.accountId }),
-        ...(q.afterSeq !== undefined && { afterSeq: q.afterSeq }),
-      }),
-    });
-  });
+  app.get(`${base}/edits`, async (req) => ok({ edits: control.edits(logFilter(req)) }));
+}
+
+/** A numbered log's filter (sandbox/numbered-log.ts), from the query: an account, a number. */
+function logFilter(req: FastifyRequest): { accountId?: string; afterSeq?: number } {
+  const q = parse(LogQuery, req.query);
+  return {
+    ...(q.accountId !== undefined && { accountId: q.accountId }),
+    ...(q.afterSeq !== undefined && { afterSeq: q.afterSeq }),
+  };
 }

@@ -1,4 +1,5 @@
 import type { Currency } from "../contract/enums.js";
+import { NumberedLog } from "./numbered-log.js";
 import type { ReversalStyle } from "./options.js";
 
 /** What a fiat transaction says, before and after a hand edit. */
@@ -50,31 +51,5 @@ export type BooksEdit = {
     }
 );
 
-type Unnumbered<T> = T extends unknown ? Omit<T, "seq"> : never;
-
 /** Every control change to the books, in order, the last `capacity` kept (GET /__sandbox/edits). */
-export class EditLog {
-  readonly #capacity: number;
-  readonly #ring: BooksEdit[] = [];
-  #seq = 0;
-
-  constructor(capacity: number) {
-    this.#capacity = capacity;
-  }
-
-  record(entry: Unnumbered<BooksEdit>): BooksEdit {
-    this.#seq += 1;
-    const numbered = { seq: this.#seq, ...entry } as BooksEdit;
-    if (this.#ring.length >= this.#capacity) this.#ring.shift();
-    this.#ring.push(numbered);
-    return numbered;
-  }
-
-  list(filter: { accountId?: string; afterSeq?: number }): BooksEdit[] {
-    return this.#ring.filter(
-      (e) =>
-        (filter.accountId === undefined || e.accountId === filter.accountId) &&
-        (filter.afterSeq === undefined || e.seq > filter.afterSeq),
-    );
-  }
-}
+export class EditLog extends NumberedLog<BooksEdit> {}
