@@ -57,7 +57,8 @@ async function runReconcile(flags: ReconcileFlags): Promise<number> {
   const { openProviderAdapter } = await import("../service/provider-adapter.js");
   const adapter = await openProviderAdapter(config);
   const { openOperatorRedis } = await import("./open-operator.js");
-  const { openSweeper, SWEEP_LEASE_MS } = await import("../processors/sweeper.js");
+  const { SWEEP_LEASE_MS } = await import("../processors/sweeper.js");
+  const { openSweeper } = await import("../service/open-sweeper.js");
   const { driftCsv } = await import("./drift-report.js");
   const redis = await openOperatorRedis(config);
   const sweeper = openSweeper(config, redis.connection, baseUrl, adapter);

@@ -8,7 +8,6 @@ import { createPipelineMetrics, type PipelineMetrics } from "../metrics/pipeline
 import { LaneHolds } from "../outflow/lane-holds.js";
 import { LockedWrites } from "../processors/locked-writes.js";
 import { RateGate } from "../processors/rate-gate.js";
-import { openSweeper } from "../processors/sweeper.js";
 import type { WorkerParts } from "../processors/worker-parts.js";
 import type { ProviderAdapter } from "../provider/adapter.js";
 import { AccountPauses } from "../queues/account-pauses.js";
@@ -24,6 +23,7 @@ import { Reversals } from "../results/reversals.js";
 import { type JobTracer, NO_TRACING } from "../tracing/job-tracer.js";
 import type { WebhookDeliveries } from "../webhooks/webhook-deliveries.js";
 import { type RunningWebhooks, startWebhooks } from "../webhooks/webhook-delivery.js";
+import { openSweeper } from "./open-sweeper.js";
 
 export interface StartWorkersOptions {
   readonly config: Config;
