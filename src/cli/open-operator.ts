@@ -1,12 +1,13 @@
 import { migrateLegacyBatchKeys } from "../batches/legacy-batch-keys.js";
 import type { Config } from "../config/load-config.js";
 import { createLogger } from "../logger.js";
-import { balanceSource, openProviderLookups } from "../processors/provider-lookup.js";
+import { balanceSource } from "../processors/provider-lookup.js";
 import { migrateLegacyPauses } from "../queues/account-pauses.js";
 import { closeRedis } from "../redis/close.js";
 import { createRedis, type RedisConnection } from "../redis/connection.js";
 import { pingRedis } from "../redis/private-redis.js";
 import { redactUrl } from "../redis/redact-url.js";
+import { openProviderLookups } from "../service/open-lookups.js";
 import { openParts, type SharedParts, serviceAccounts } from "../service/open-parts.js";
 import { openProviderAdapter } from "../service/provider-adapter.js";
 import { CliError } from "./cli-error.js";

@@ -1,7 +1,6 @@
 import { PaymentsNotFoundError } from "../client/errors.js";
-import { PaymentsClient } from "../client/payments-client.js";
-import type { AccountConfig, Config } from "../config/load-config.js";
-import type { ProviderAdapter } from "../provider/adapter.js";
+import type { PaymentsClient } from "../client/payments-client.js";
+import type { AccountConfig } from "../config/load-config.js";
 import { cutText } from "../provider/bounds.js";
 import { valueAt } from "../provider/paths.js";
 import { LOOKUP_OPERATIONS } from "../provider/profile.js";
@@ -18,8 +17,7 @@ import {
 } from "../provider/read-balances.js";
 import type { JobEnvelope } from "../queues/job-envelope.js";
 import { JOB_KINDS } from "../queues/job-kinds.js";
-import type { RedisConnection } from "../redis/connection.js";
-import { RateGate } from "./rate-gate.js";
+import type { RateGate } from "./rate-gate.js";
 import { takeReadSlot } from "./read-slot.js";
 
 /** What the provider says of a job it may have received. */
@@ -182,41 +180,4 @@ export class ProviderLookups {
 /** The lookups' balance reads, as a dry run's funds check takes them. */
 export function balanceSource(lookups: ProviderLookups): BalanceSource {
   return (account, subAccountId) => lookups.balances(account, subAccountId);
-}
-
-/** Lookups of the configured accounts, with clients of their own (closed by `close`). */
-export function openProviderLookups(
-  config: Config,
-  connection: RedisConnection,
-  baseUrl: string,
-  accounts: readonly AccountConfig[],
-  adapter: ProviderAdapter | undefined,
-): { readonly lookups: ProviderLookups; close(): Promise<void> } {
-  const clients = new Map(
-    accounts.map((a) => [
-      a.alias,
-      new PaymentsClient({
-        baseUrl,
-        apiKey: a.apiKey,
-        profile: config.provider,
-        adapter,
-        connections: 2,
-        connectTimeoutMs: config.http.connectTimeoutMs,
-        requestTimeoutMs: config.http.requestTimeoutMs,
-      }),
-    ]),
-  );
-  const gate = new RateGate(connection, config.redisPrefix, config.pipeline.rateWindowMarginMs);
-  const lookups = new ProviderLookups({
-    clients,
-    accounts,
-    gate,
-    toleranceMs: config.pipeline.rateWindowMarginMs / 2,
-  });
-  return {
-    lookups,
-    async close() {
-      await Promise.allSettled([...clients.values()].map((c) => c.close()));
-    },
-  };
 }
