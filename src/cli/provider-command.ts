@@ -110,6 +110,15 @@ const CONCLUSION: Record<CheckVerdict, string> = {
     "nothing unreadable, but some entries were not read on a real answer (listed above): no go-ahead until they are\n",
 };
 
+/** What a check against the provider (its sandbox, or production's reads) runs with. */
+interface CheckRun {
+  readonly config: Config;
+  readonly reader: Reader;
+  readonly plan: CheckPlan;
+  readonly rateQuery: RateQuery;
+  readonly flags: CheckFlags;
+}
+
 async function runCheck(flags: CheckFlags): Promise<number> {
   const rateQuery = rateQueryOf(flags);
   if (flags.submit === true && flags.answers !== undefined)
@@ -120,12 +129,13 @@ async function runCheck(flags: CheckFlags): Promise<number> {
   // Loaded when it runs: the rest of the CLI starts without the client's dependencies.
   const { openProviderAdapter } = await import("../service/provider-adapter.js");
   const reader: Reader = { profile: config.provider, adapter: await openProviderAdapter(config) };
+  const check: CheckRun = { config, reader, plan, rateQuery, flags };
   const reports =
     flags.answers !== undefined
       ? await answersReport(reader, plan, flags.answers)
       : flags.submit === true
-        ? await submitReport(config, reader, plan, rateQuery, flags)
-        : await readsReports(config, reader, plan, rateQuery, flags);
+        ? await submitReport(check)
+        : await readsReports(check);
   const { formatReport, verdictOf } = await import("./check-report.js");
   for (const report of reports) process.stdout.write(formatReport(report));
   const verdict = verdictOf(reports);
@@ -163,13 +173,8 @@ async function checkClient(config: Config, reader: Reader, baseUrl: string, apiK
 }
 
 /** --submit: the provider's sandbox environment, never the production address or keys. */
-async function submitReport(
-  config: Config,
-  reader: Reader,
-  plan: CheckPlan,
-  rateQuery: RateQuery,
-  flags: CheckFlags,
-): Promise<CheckReport[]> {
+async function submitReport(check: CheckRun): Promise<CheckReport[]> {
+  const { config, reader, plan, rateQuery, flags } = check;
   const sandbox = config.providerSandbox;
   if (sandbox === undefined)
     throw new CliError(
@@ -196,13 +201,8 @@ async function submitReport(
 }
 
 /** Without flags: each account's read-only operations, through its rate gate. */
-async function readsReports(
-  config: Config,
-  reader: Reader,
-  plan: CheckPlan,
-  rateQuery: RateQuery,
-  flags: CheckFlags,
-): Promise<CheckReport[]> {
+async function readsReports(check: CheckRun): Promise<CheckReport[]> {
+  const { config, reader, plan, rateQuery, flags } = check;
   const { baseUrl, accounts } = selectedAccounts(
     config,
     flags.account,
