@@ -101,13 +101,21 @@ export async function openWorkerParts(options: StartWorkersOptions): Promise<Ope
     laneHolds: new LaneHolds(connection, results.keyspace),
     onResult: options.onResult,
   };
-  const webhooks = await startWebhooksOf(options, parts);
+  const own = {
+    queues: options.queues ? undefined : queues,
+    errors: options.errors ? undefined : errors,
+  };
+  let webhooks: RunningWebhooks | undefined;
+  try {
+    webhooks = await startWebhooksOf(options, parts);
+  } catch (error) {
+    // Nothing runs yet: what was built here is closed before the refusal goes up.
+    await closeParts(parts, undefined, own);
+    throw error;
+  }
   let closing: Promise<void> | undefined;
   const close = () => {
-    closing ??= closeParts(parts, webhooks, {
-      queues: options.queues ? undefined : queues,
-      errors: options.errors ? undefined : errors,
-    });
+    closing ??= closeParts(parts, webhooks, own);
     return closing;
   };
   return { ...parts, webhooks, close };

@@ -77,6 +77,9 @@ describe("route scopes", () => {
       expect(refused.statusCode).toBe(401);
       expect(refused.json()).toMatchObject({ error: { code: "unauthenticated" } });
     }
+    // The HEAD route Fastify adds beside each GET is behind the same hooks.
+    const head = await api.app.inject({ method: "HEAD", url: "/v1/secret" });
+    expect(head.statusCode).toBe(401);
     expect(handled).toBe(1);
     expect(api.routes.map((r) => r.url)).toEqual(["/healthz", "/v1/secret", "/v1/other"]);
     await api.app.close();
