@@ -48,6 +48,8 @@ const HAND_BACK_MS = 2_000;
  */
 export function runWorkers(parts: WorkerParts): RunningWorkers {
   const { config, logger, accounts } = parts;
+  // Read before anything starts: a base URL it refuses leaves nothing running.
+  const upstream = new URL(parts.baseUrl).origin;
   const queues = parts.queues.byAccount;
   const wakes = new LaneWakes();
   let turns: AccountTurns | undefined;
@@ -63,10 +65,7 @@ export function runWorkers(parts: WorkerParts): RunningWorkers {
   const unreport = reportTurns(parts.registry, turns);
   const rechecks = startRechecks(deps, parts);
   const sweeps = startSweeps(deps, parts);
-  logger.info(
-    { accounts: accounts.map((a) => a.alias), upstream: new URL(parts.baseUrl).origin },
-    "workers started",
-  );
+  logger.info({ accounts: accounts.map((a) => a.alias), upstream }, "workers started");
 
   let closing: Promise<void> | undefined;
   const close = () => {

@@ -172,7 +172,7 @@ function recordRequest(control: SandboxControl, request: FastifyRequest): number
     method: request.method,
     path: request.url,
     ...(typeof idempotencyKey === "string" && { idempotencyKey }),
-  }).seq;
+  });
 }
 
 type Faults = ReturnType<SandboxControl["faultsOf"]>;

@@ -1,5 +1,5 @@
 import type { Currency } from "../contract/enums.js";
-import { NumberedLog } from "./numbered-log.js";
+import { NumberedLog, type Unnumbered } from "./numbered-log.js";
 import type { ReversalStyle } from "./options.js";
 
 /** What a fiat transaction says, before and after a hand edit. */
@@ -52,4 +52,8 @@ export type BooksEdit = {
 );
 
 /** Every control change to the books, in order, the last `capacity` kept (GET /__sandbox/edits). */
-export class EditLog extends NumberedLog<BooksEdit> {}
+export class EditLog extends NumberedLog<BooksEdit> {
+  record(entry: Unnumbered<BooksEdit>): BooksEdit {
+    return this.append(entry);
+  }
+}

@@ -21,7 +21,7 @@ export class NumberedLog<T extends NumberedEntry> {
   }
 
   /** Numbers and keeps `entry`, dropping the oldest past the capacity; returns it numbered. */
-  record(entry: Unnumbered<T>): T {
+  protected append(entry: Unnumbered<T>): T {
     this.#seq += 1;
     const numbered = { seq: this.#seq, ...entry } as T;
     if (this.#ring.length >= this.#capacity) this.#ring.shift();

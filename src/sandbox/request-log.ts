@@ -15,6 +15,11 @@ export interface LoggedRequest {
 
 /** The last N requests that reached /v1, for tests that measure what a client sent. */
 export class RequestLog extends NumberedLog<LoggedRequest> {
+  /** Records a request; returns its sequence number. */
+  record(entry: Omit<LoggedRequest, "seq">): number {
+    return this.append(entry).seq;
+  }
+
   /** Marks request `seq` as refused by the rate limit. */
   markRateLimited(seq: number): void {
     this.update(seq, (entry) => ({ ...entry, rateLimited: true }));

@@ -76,12 +76,13 @@ export async function openWorkerParts(options: StartWorkersOptions): Promise<Ope
     );
   const accounts = options.accounts ?? config.accounts;
   const tracer = options.tracer ?? NO_TRACING;
+  // First, as it opens nothing: a base URL or key a client refuses leaves nothing to close.
+  const clients = createClients(config, baseUrl, accounts, options.adapter);
   const queues = options.queues ?? openQueues(options, accounts, tracer);
   const metrics = options.metrics ?? pipelineMetricsOf(options, accounts);
   const errors =
     options.errors ?? new RepeatedErrors(logger, { count: countErrors(options.registry) });
   const { resultsConnection, results } = openResults(config, connection, logger);
-  const clients = createClients(config, baseUrl, accounts, options.adapter);
   const sweeper =
     config.books.reconcileEveryMs === undefined
       ? undefined
