@@ -23,9 +23,11 @@ export const JobResult = z.object({
   result: z.enum(RESULT_KINDS),
   /**
    * Stable code on failed, rejected, cancelled and needs_reconciliation (for example
-   * `insufficient_funds`): one of RESULT_CODES, docs/errors.md.
+   * `insufficient_funds`): one of RESULT_CODES, docs/errors.md. A code this release does not
+   * know (written by a later one, read after a rollback or by an older consumer) is read as
+   * written, never refused: only a known code can be written, as the brand cannot be made.
    */
-  code: z.enum(RESULT_CODES).optional(),
+  code: z.union([z.enum(RESULT_CODES), z.string().brand<"LaterResultCode">()]).optional(),
   /** Upstream message, or the validation issues, when not succeeded. */
   message: z.string().optional(),
   /** Transaction or order id at the provider. */

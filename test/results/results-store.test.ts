@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { backlogKey, batchKeys, keyspace } from "../../src/redis/keys.js";
-import type { JobResult, ResultKind } from "../../src/results/job-result.js";
+import { backlogKey, batchKeys, keyspace, resultMarkerKey } from "../../src/redis/keys.js";
+import { JobResult, type ResultKind } from "../../src/results/job-result.js";
 import { ResultsStore } from "../../src/results/results-store.js";
 import { useTestRedis } from "../helpers/redis.js";
 
@@ -109,5 +109,18 @@ describe("ResultsStore", () => {
     const ids = fields.map((f) => f.event.id as string);
     for (const id of ids) expect(id).toMatch(/^evt_[0-9a-f]{32}$/);
     expect(new Set(ids).size).toBe(2);
+  });
+
+  it("reads a result whose code a later release wrote as written, and refuses a made-up result kind", async () => {
+    const connection = redis.connect();
+    const prefix = `${redis.prefix}:later`;
+    const store = new ResultsStore(connection, { prefix, retentionMs: 60_000, maxLen: 1000 });
+    const later = { ...resultOf("j9", "failed"), code: "a_later_release_code" };
+    await connection.set(resultMarkerKey(keyspace(prefix), "default", "j9"), JSON.stringify(later));
+    expect(await store.get("default", "j9")).toMatchObject({
+      result: "failed",
+      code: "a_later_release_code",
+    });
+    expect(JobResult.safeParse({ ...later, result: "paid_twice" }).success).toBe(false);
   });
 });
