@@ -33,11 +33,15 @@ export async function startLocalCluster(masters = 3, replicas = 1): Promise<Loca
     "--maxmemory-policy",
     "noeviction",
   ];
-  const nodes = await Promise.all(
-    Array.from({ length: masters * (1 + replicas) }, () =>
-      startPrivateRedis("redis-server", settings),
-    ),
+  const started = await Promise.allSettled(
+    Array.from({ length: masters * (1 + replicas) }, () => startNode(settings)),
   );
+  const nodes = started.flatMap((s) => (s.status === "fulfilled" ? [s.value] : []));
+  const refused = started.find((s) => s.status === "rejected");
+  if (refused) {
+    await Promise.allSettled(nodes.map((n) => n.stop()));
+    throw refused.reason;
+  }
   const stop = async () => {
     await Promise.allSettled(nodes.map((n) => n.stop()));
   };
@@ -56,6 +60,24 @@ export async function startLocalCluster(masters = 3, replicas = 1): Promise<Loca
   } catch (error) {
     await stop();
     throw error;
+  }
+}
+
+/** How many free ports a node is tried on before its cluster start fails. */
+const NODE_TRIES = 10;
+
+/**
+ * A cluster node on a free port. A node's cluster bus listens 10,000 ports higher, so
+ * redis-server refuses a port above 55,535 (exit 1), and the bus port may be taken: such a
+ * node is started again on another free port.
+ */
+async function startNode(settings: readonly string[]): Promise<PrivateRedis> {
+  for (let tries = 1; ; tries += 1) {
+    try {
+      return await startPrivateRedis("redis-server", settings);
+    } catch (error) {
+      if (tries >= NODE_TRIES) throw error;
+    }
   }
 }
 
