@@ -58,7 +58,7 @@ export function createJobProcessor(deps: ProcessorDeps, worker: () => Worker) {
 
   /**
    * Three parameters, so that BullMQ hands over the job's abort signal: it fires when this
-   * worker could not renew the job's lock (start-workers.ts), and the job stops at once.
+   * worker could not renew the job's lock (run-workers.ts), and the job stops at once.
    */
   return async function processJob(
     job: Job<JobData>,

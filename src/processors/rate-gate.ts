@@ -142,9 +142,10 @@ export class RateGate {
    */
   constructor(redis: RedisConnection, prefix: string, marginMs: number) {
     this.#redis = redis as GateRedis;
-    this.#space = redisContext(redis, prefix).space;
+    const context = redisContext(redis, prefix);
+    this.#space = context.space;
     this.#marginMs = marginMs;
-    this.#replicas = redisContext(redis, prefix).replicas;
+    this.#replicas = context.replicas;
   }
 
   /**

@@ -37,9 +37,10 @@ export class AccountPauses {
   constructor(redis: RedisConnection, prefix: string, queues: ReadonlyMap<string, Queue>) {
     this.#redis = redis;
     this.#due = new WorkDue(redis, prefix);
-    this.#space = redisContext(redis, prefix).space;
+    const context = redisContext(redis, prefix);
+    this.#space = context.space;
     this.#queues = queues;
-    this.#replicas = redisContext(redis, prefix).replicas;
+    this.#replicas = context.replicas;
   }
 
   async pause(account: string, reason: string, cause: PauseCause = "operator"): Promise<void> {

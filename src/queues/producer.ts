@@ -126,9 +126,10 @@ export class Producer {
 
   constructor(options: ProducerOptions) {
     this.#options = options;
-    this.#space = redisContext(options.connection, options.prefix).space;
+    const context = redisContext(options.connection, options.prefix);
+    this.#space = context.space;
     this.#tracer = options.tracer ?? NO_TRACING;
-    this.#replicas = redisContext(options.connection, options.prefix).replicas;
+    this.#replicas = context.replicas;
     this.#ownsQueues = options.queues === undefined;
     this.#queues = options.queues ?? new AccountQueues(options.connection, options.prefix);
     this.repeats = new PaymentRepeats(options.connection, options.prefix, options.paymentRepeats);
