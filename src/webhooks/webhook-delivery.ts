@@ -179,9 +179,10 @@ async function deliver(
     return;
   }
   if (status === 410) {
-    // The receiver says the endpoint is gone for good: stop, keep every event, let an operator decide.
-    await options.deliveries.stop(webhook.url);
+    // The receiver says the endpoint is gone for good: stop, keep every event, let an operator
+    // decide. Counted as answered, before the stop: whoever sees the stop sees the count.
     metrics.webhookDeliveries.inc({ outcome: "gone" });
+    await options.deliveries.stop(webhook.url);
     options.logger.error(
       "webhooks: the receiver answered 410 Gone; deliveries are stopped until resumed (moneyq webhooks resume)",
     );
