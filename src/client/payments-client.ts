@@ -37,6 +37,7 @@ import {
   isSendableHeaderValue,
 } from "./request-check.js";
 import { toTransportError } from "./transport-error.js";
+import { NotWrittenByDeadline, writtenBy } from "./written-by.js";
 
 type QueryPart<O> = O extends { query: infer Q extends z.ZodType }
   ? Record<string, never> extends z.input<Q>
@@ -154,12 +155,17 @@ export class PaymentsClient {
    * Calls operation `id` and returns the whole success envelope. A 2xx is checked only for what
    * the spec promises (`success`, `message`, `data` an object or absent): it is a definite answer.
    * `signal` abandons the request: before it leaves (still connecting), nothing is sent; after,
-   * its answer is lost and the request may have had its effect.
+   * its answer is lost and the request may have had its effect. `sendBy` (`performance.now()`)
+   * is the latest the request may be written to its connection: one that could only be written
+   * later is not sent (a `PaymentsConnectionError` whose `mayHaveReachedServer` is false).
    */
   async send<K extends OperationId>(
     id: K,
     input: OperationInput<Operations[K]>,
-    options: { readonly signal?: AbortSignal | undefined } = {},
+    options: {
+      readonly signal?: AbortSignal | undefined;
+      readonly sendBy?: number | undefined;
+    } = {},
   ): Promise<EnvelopeAnswer> {
     // A closed pool would fail the request in a way that reads as "may have reached the server".
     if (this.closed) {
@@ -188,9 +194,15 @@ export class PaymentsClient {
     }
     const path = this.#basePath + fillPath(id, op.path, raw.params) + toQueryString(raw.query);
 
+    const { sendBy } = options;
+    // Past already: refused here, before a pooled connection is taken (and closed by the abort).
+    if (sendBy !== undefined && performance.now() > sendBy)
+      throw toTransportError(new NotWrittenByDeadline(), id);
+    const dispatcher =
+      sendBy === undefined ? this.#dispatcher : this.#dispatcher.compose(writtenBy(sendBy));
     let response: Dispatcher.ResponseData;
     try {
-      response = await this.#dispatcher.request({
+      response = await dispatcher.request({
         origin: this.#origin,
         path,
         method: op.method,

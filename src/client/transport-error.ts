@@ -5,6 +5,7 @@ import {
   PaymentsTimeoutError,
 } from "./errors.js";
 import { HEADER_FIELDS } from "./request-check.js";
+import { NOT_WRITTEN_BY_DEADLINE } from "./written-by.js";
 
 /** undici and socket error codes that mean the request never left this machine. */
 const NOT_SENT_CODES = new Set([
@@ -14,6 +15,7 @@ const NOT_SENT_CODES = new Set([
   "EHOSTUNREACH",
   "ENETUNREACH",
   "UND_ERR_CONNECT_TIMEOUT",
+  NOT_WRITTEN_BY_DEADLINE,
 ]);
 /** The request was refused as built, before anything was written: it cannot be sent at all. */
 const INVALID_REQUEST_CODES = new Set([
@@ -56,7 +58,9 @@ export function toTransportError(
   }
   const what = mayHaveReachedServer
     ? "connection lost before an answer arrived"
-    : "could not connect to the Payments API";
+    : code === NOT_WRITTEN_BY_DEADLINE
+      ? "not written to a connection by its deadline, so not sent"
+      : "could not connect to the Payments API";
   return new PaymentsConnectionError({ ...init, message: `${operation}: ${what} (${code})` });
 }
 

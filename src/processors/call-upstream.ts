@@ -21,15 +21,17 @@ const statusClass = (error: unknown): string => {
 
 /**
  * Sends the run's one request (its submission, or a lookup while confirming, in a span of its
- * own) and reads the answer.
+ * own) and reads the answer. `sendBy`: written to its connection by then, or not at all (the
+ * job's lock may lapse after).
  */
 export function callUpstream(
   deps: Pick<ProcessorDeps, "metrics" | "tracer">,
   run: JobRun,
+  sendBy: number | undefined,
 ): Promise<Call> {
-  if (run.state.phase !== "confirm") return callOnce(deps.metrics, run);
+  if (run.state.phase !== "confirm") return callOnce(deps.metrics, run, sendBy);
   return deps.tracer.span(SPAN.lookup, jobFacts(run.job), async (notes) => {
-    const call = await callOnce(deps.metrics, run);
+    const call = await callOnce(deps.metrics, run, sendBy);
     const { outcome } = call;
     notes.note({
       [ATTR.lookups]: run.state.lookups ?? 0,
@@ -43,7 +45,11 @@ export function callUpstream(
  * One request and its reading. A definite answer that cannot be read is "unrecognised", never
  * an error: it must not be sent again.
  */
-async function callOnce(metrics: PipelineMetrics, run: JobRun): Promise<Call> {
+async function callOnce(
+  metrics: PipelineMetrics,
+  run: JobRun,
+  sendBy: number | undefined,
+): Promise<Call> {
   const { client, envelope, state, signal } = run;
   const operation =
     state.phase === "confirm" ? JOB_KINDS[envelope.kind].lookup : run.spec.operation;
@@ -51,12 +57,13 @@ async function callOnce(metrics: PipelineMetrics, run: JobRun): Promise<Call> {
   const started = performance.now();
   let answer: Awaited<ReturnType<typeof submit>> | undefined;
   let failure: unknown;
+  const options = { signal, sendBy };
   // Only the call is in here: a throw after a 2xx must not pass for "no answer" and resend.
   try {
     answer =
       state.phase === "confirm"
-        ? await lookUp(client, envelope, state.upstreamId as string, { signal })
-        : await submit(client, envelope, { signal });
+        ? await lookUp(client, envelope, state.upstreamId as string, options)
+        : await submit(client, envelope, options);
   } catch (error) {
     metrics.upstreamRequests.inc({ ...labels, status_class: statusClass(error) });
     failure = error;

@@ -11,7 +11,13 @@ import { handBack, stopIfAborted } from "./job-moves.js";
 import { classifyContextOf, type JobRun, jobFacts, markedSent, startRun } from "./job-run.js";
 import { holdForOutflow } from "./outflow-hold.js";
 import type { ProcessorDeps } from "./processor-deps.js";
-import { holdKeyOf, type SlotAnswer, SlotTaker, slotRequestOf } from "./take-slot.js";
+import {
+  holdKeyOf,
+  type SendSlot,
+  type SlotAnswer,
+  SlotTaker,
+  slotRequestOf,
+} from "./take-slot.js";
 import { checkJob, earlierResult } from "./validate-job.js";
 import { cancelledEnding, holdForWork } from "./work-hold.js";
 
@@ -21,6 +27,12 @@ const STOPPED_AFTER_SEND: Ending = {
   message: "a run stopped after sending a request that cannot be resent safely",
 };
 
+const isSend = (slot: SlotAnswer): slot is SendSlot => typeof slot === "object" && "send" in slot;
+
+/** The gate's answer as a trace notes it. */
+const gateNote = (slot: SlotAnswer): string =>
+  isSend(slot) ? "send" : typeof slot === "object" ? "held" : slot;
+
 /**
  * The gate gave no slot: the job's batch (or its own hold) holds it, or it ends (cancelled, or
  * sent before).
@@ -28,7 +40,7 @@ const STOPPED_AFTER_SEND: Ending = {
 async function noSlot(
   deps: ProcessorDeps,
   run: JobRun,
-  slot: Exclude<SlotAnswer, "send">,
+  slot: Exclude<SlotAnswer, SendSlot>,
 ): Promise<void> {
   const { job, token, envelope } = run;
   const holdKey = holdKeyOf(envelope, job.id as string, deps.keyspace);
@@ -94,13 +106,13 @@ export function createJobProcessor(deps: ProcessorDeps, worker: () => Worker) {
         signal,
         slotRequestOf(run, deps.keyspace, deps.outflow.velocity),
       );
-      notes.note({ [ATTR.gateAnswer]: typeof answer === "object" ? "held" : answer });
+      notes.note({ [ATTR.gateAnswer]: gateNote(answer) });
       return answer;
     });
-    if (slot !== "send") return noSlot(deps, run, slot);
+    if (!isSend(slot)) return noSlot(deps, run, slot);
 
     const firstStartedAt = run.state.firstStartedAt ?? job.processedOn ?? Date.now();
-    const call = await callUpstream(deps, run);
+    const call = await callUpstream(deps, run, slot.sendBy);
     if (unsentAtShutdown(run.client, call.outcome)) return handBack(deps, run);
     // This worker lost the job while its request was out: the job's new owner decides, and
     // nothing of this run is recorded. Not even a refusal: a payout refused now may be accepted

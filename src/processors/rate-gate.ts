@@ -59,7 +59,8 @@ export type Reservation =
    * Redis's clock when reserved. `leaveAt`: the slot on this process's clock
    * (`performance.now()`), when the request leaves, never before the slot on Redis's clock.
    * `clearAt`, for a slot to be cleared: when the clearance is sent, so that its answer comes
-   * back before `leaveAt`.
+   * back before `leaveAt`. `lockUntil`, for a request with a lock token: the earliest its job's
+   * lock can lapse, on this process's clock, as the reservation found it.
    */
   | {
       readonly reserved: true;
@@ -67,6 +68,7 @@ export type Reservation =
       readonly at: number;
       readonly leaveAt: number;
       readonly clearAt?: number;
+      readonly lockUntil?: number;
     }
   | { readonly reserved: false; readonly retryInMs: number }
   | { readonly reserved: false; readonly cancelled: true }
@@ -80,7 +82,8 @@ export type Reservation =
   | { readonly reserved: false; readonly outflowHeld: OutflowHold };
 
 export type Clearance =
-  | { readonly clear: true }
+  /** `lockUntil`, for a request with a lock token: as the reservation's, found by the clearance. */
+  | { readonly clear: true; readonly lockUntil?: number }
   | { readonly clear: false; readonly pausedMs: number }
   | { readonly clear: false; readonly held: true }
   | { readonly clear: false; readonly lockLost: true }
@@ -265,7 +268,15 @@ export class RateGate {
         Number(answer[3 * i + 2]),
       );
       if (!reservation.reserved) return reservation;
-      return this.#timed(reservation, sentAt, answeredAt, lead, r.options.sentKey !== undefined);
+      const timed = this.#timed(
+        reservation,
+        sentAt,
+        answeredAt,
+        lead,
+        r.options.sentKey !== undefined,
+      );
+      const lockUntil = lockUntilOf(sentAt, Number(answer[3 * requests.length + i]));
+      return lockUntil === undefined ? timed : { ...timed, lockUntil };
     });
   }
 
@@ -348,7 +359,10 @@ export class RateGate {
       const value = Number(answer[2 * i + 1]);
       if (status === CLEAR_STATUS.CLEAR && r.options.sentKey !== undefined && !replicated)
         return { clear: false, notReplicated: true };
-      if (status === CLEAR_STATUS.CLEAR) return { clear: true };
+      if (status === CLEAR_STATUS.CLEAR) {
+        const lockUntil = lockUntilOf(sentAt, value);
+        return lockUntil === undefined ? { clear: true } : { clear: true, lockUntil };
+      }
       if (status === CLEAR_STATUS.PAUSED)
         return { clear: false, pausedMs: Math.max(1, Math.ceil(value)) };
       if (status === CLEAR_STATUS.OPERATOR_HELD) return { clear: false, held: true };
@@ -357,6 +371,15 @@ export class RateGate {
       return { clear: false, late: true };
     });
   }
+}
+
+/**
+ * When a lock the script found with `leftMs` to live lapses at the earliest, on this process's
+ * clock: counted from `sentAt`, before the script read it. None for no lock (-1 without a token,
+ * or a lock without expiry).
+ */
+function lockUntilOf(sentAt: number, leftMs: number): number | undefined {
+  return leftMs >= 0 ? sentAt + leftMs : undefined;
 }
 
 /** A reservation's answer; a reserved slot's local times are added by RateGate. */

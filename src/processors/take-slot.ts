@@ -10,7 +10,7 @@ import { backToWait, pauseWorker, sleep, stopIfAborted } from "./job-moves.js";
 import type { JobRun } from "./job-run.js";
 import { LockLostError } from "./locked-writes.js";
 import type { ProcessorDeps } from "./processor-deps.js";
-import type { OutflowHold, SlotOptions } from "./rate-gate.js";
+import type { OutflowHold, Reservation, SlotOptions } from "./rate-gate.js";
 
 /**
  * A process's first requests leave late (cold code, new connections), so each takes two slots
@@ -31,12 +31,28 @@ export interface SlotRequest {
 }
 
 /**
- * "send" now; or the job ends: it (or its batch) was cancelled, or its request already left;
+ * A request leaves at least this long before its job's lock could lapse. Writing it takes
+ * microseconds after the last check; the spare covers the two clocks' rates and a slow write.
+ */
+const LOCK_SPARE_MS = 100;
+
+/**
+ * Send now, written to its connection by `sendBy` (this process's clock) or not at all: until
+ * then the job's lock, as the gate last found it, is surely still this worker's. Undefined for a
+ * request without a lock.
+ */
+export interface SendSlot {
+  readonly send: true;
+  readonly sendBy: number | undefined;
+}
+
+/**
+ * Send now; or the job ends: it (or its batch) was cancelled, or its request already left;
  * or its hold (its batch's, or its own) keeps it (`heldMs`, 0 until it is approved); or its
  * currency's lane or a velocity limit holds it (a payout).
  */
 export type SlotAnswer =
-  | "send"
+  | SendSlot
   | "cancelled"
   | "already_sent"
   | { readonly heldMs: number }
@@ -79,6 +95,9 @@ export function slotRequestOf(run: JobRun, space: Keyspace, velocity: VelocityLi
   };
 }
 
+/** A slot the gate reserved: its time on Redis's clock and on this process's. */
+type ReservedSlot = Extract<Reservation, { readonly reserved: true }>;
+
 /** An operator's pause holds a running job back this long before it asks again. */
 const HELD_RECHECK_MS = 1_000;
 
@@ -100,7 +119,9 @@ export class SlotTaker {
    * later: sending late could crowd the second that follows. An unused slot costs capacity, never
    * safety. A slot reserved ahead is cleared before the request leaves (a 429 or a lost lock may
    * have come meanwhile), the clearance sent a round trip early so that its answer is back in
-   * time; a request that records "sent" is always cleared, as clearance records it.
+   * time; a request that records "sent" is always cleared, as clearance records it. The last
+   * of these checks says how long the job's lock lives: the request must be written by then
+   * (`sendBy`), or it is not written at all (a process stopped between the check and the write).
    */
   async take(job: Job, signal: AbortSignal | undefined, request: SlotRequest): Promise<SlotAnswer> {
     const { account, perSecond, holdKey, options } = request;
@@ -130,9 +151,13 @@ export class SlotTaker {
       }
       const timing = await this.#leave(job, signal, request, slot);
       if (timing === "taken") continue;
-      if (timing === "on_time") {
+      if (typeof timing === "object") {
         stopIfAborted(job, signal);
-        return "send";
+        const { lockUntil } = timing;
+        return {
+          send: true,
+          sendBy: lockUntil === undefined ? undefined : lockUntil - LOCK_SPARE_MS,
+        };
       }
       this.#deps.metrics.rateSlotsMissed.inc({ account });
       misses += 1;
@@ -144,24 +169,26 @@ export class SlotTaker {
 
   /**
    * Waits for the slot, clearing it on the way when the gate says so; whether the request can
-   * still leave on time; "taken" when a lookup or urgent request took this bulk slot (not a
-   * missed one: ask again).
+   * still leave on time, and until when its lock was last found to live; "taken" when a lookup
+   * or urgent request took this bulk slot (not a missed one: ask again).
    */
   async #leave(
     job: Job,
     signal: AbortSignal | undefined,
     request: SlotRequest,
-    slot: { readonly at: number; readonly leaveAt: number; readonly clearAt?: number },
-  ): Promise<"on_time" | "late" | "taken"> {
+    slot: ReservedSlot,
+  ): Promise<{ readonly lockUntil: number | undefined } | "late" | "taken"> {
     const { options } = request;
     const tolerance = this.#deps.pipeline.rateWindowMarginMs / 2;
+    let lockUntil = slot.lockUntil;
     if (slot.clearAt !== undefined) {
       await sleepUntil(slot.clearAt, job, signal);
       const cleared = await this.#clear(job, request, slot, tolerance);
-      if (cleared !== "clear") return cleared;
+      if (typeof cleared !== "object") return cleared;
+      lockUntil = cleared.lockUntil;
     }
     await sleepUntil(slot.leaveAt, job, signal);
-    if (performance.now() - slot.leaveAt <= tolerance) return "on_time";
+    if (performance.now() - slot.leaveAt <= tolerance) return { lockUntil };
     // Held up after clearance (a stopped process): not sent, so not recorded as sent.
     if (slot.clearAt !== undefined && options.sentKey !== undefined)
       await this.#deps.writes.write(job, options.lock?.token, job.data, {
@@ -177,15 +204,15 @@ export class SlotTaker {
   async #clear(
     job: Job,
     request: SlotRequest,
-    slot: { readonly at: number; readonly leaveAt: number; readonly clearAt?: number },
+    slot: ReservedSlot,
     tolerance: number,
-  ): Promise<"clear" | "late" | "taken"> {
+  ): Promise<{ readonly lockUntil?: number } | "late" | "taken"> {
     const { account, options } = request;
     // Its answer could not come back in time: not worth a round trip.
     if (performance.now() + this.#deps.gate.roundTripMs() - slot.leaveAt > tolerance) return "late";
     const bulk = options.lane === "bulk";
     const clearance = await this.#deps.gate.clear(account, slot.at, bulk, options);
-    if (clearance.clear) return "clear";
+    if (clearance.clear) return clearance;
     if ("lockLost" in clearance) throw new LockLostError(job.id);
     if ("held" in clearance) return this.#pause(account, HELD_RECHECK_MS);
     if ("pausedMs" in clearance) return this.#pause(account, clearance.pausedMs);

@@ -87,10 +87,12 @@ async function definite(call: Promise<EnvelopeAnswer>): Promise<EnvelopeAnswer |
 
 /**
  * What a run's request is abandoned on: the job's abort signal, which fires when this worker
- * lost the job's lock (the job's new owner decides what to do with it).
+ * lost the job's lock (the job's new owner decides what to do with it); and `sendBy`, when the
+ * lock may lapse: a request not yet written to its connection then is never written.
  */
 export interface CallOptions {
   readonly signal?: AbortSignal | undefined;
+  readonly sendBy?: number | undefined;
 }
 
 /** Sends the job's request, with its key on idempotent operations. */

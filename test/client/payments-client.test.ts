@@ -389,3 +389,41 @@ describe("the API key never leaks through an error", () => {
     expect(JSON.stringify(e)).not.toContain(CANARY);
   });
 });
+
+describe("a request that must be written by a deadline (sendBy)", () => {
+  const OK: Reply = { status: 200, body: { success: true, message: "ok", data: {} } };
+
+  it("is not sent when it could only be written after it, and says that it never reached the server", async () => {
+    // One connection, held by a request the server never answers, until the client gives up.
+    server.reply({ hang: true });
+    const one = new PaymentsClient({
+      baseUrl: server.baseUrl,
+      apiKey: API_KEY,
+      connections: 1,
+      requestTimeoutMs: 300,
+    });
+    const lookUp = (sendBy?: number) =>
+      one
+        .send("getTransaction", { params: { transactionId: "txn_1" } }, { sendBy })
+        .catch((e: unknown) => e);
+    const holding = lookUp();
+    // Waits for the connection, which is free only after the first request's 300 ms.
+    const waiting = lookUp(performance.now() + 100);
+    expect(await holding).toBeInstanceOf(PaymentsTimeoutError);
+    const late = await waiting;
+    expect(late).toBeInstanceOf(PaymentsConnectionError);
+    expect((late as PaymentsError).mayHaveReachedServer).toBe(false);
+    expect((late as PaymentsError).message).toContain(
+      "not written to a connection by its deadline",
+    );
+    // Already past: refused before it takes a connection.
+    server.reply(OK);
+    const past = await lookUp(performance.now() - 1);
+    expect((past as PaymentsError).mayHaveReachedServer).toBe(false);
+    expect(server.requests).toHaveLength(1);
+    // In time, it is sent and answered.
+    expect(await lookUp(performance.now() + 60_000)).toMatchObject({ message: "ok" });
+    expect(server.requests).toHaveLength(2);
+    await one.close();
+  });
+});

@@ -37,6 +37,32 @@ describe("RateGate: what must hold when a request leaves", () => {
     });
   });
 
+  it("says until when the holder's lock surely lives, as the reservation and the clearance found it", async () => {
+    const connection = redis.connect();
+    const prefix = `${redis.prefix}:lockttl`;
+    // A 200 ms margin: clearance may come up to 100 ms after the slot.
+    const gate = new RateGate(connection, prefix, 200);
+    const key = bullKeys.lock(`${prefix}:q`, "job-1");
+    const lock = { lock: { key, token: "worker-b:1" } };
+    await connection.set(key, "worker-b:1", "PX", 60_000);
+    const before = performance.now();
+    const slot = reserved(await gate.reserve("acct", 50, 1, undefined, lock));
+    // Counted from before the script read the lock's time to live: never later than it lapses.
+    expect(slot.lockUntil).toBeGreaterThan(before);
+    expect(slot.lockUntil).toBeLessThanOrEqual(performance.now() + 60_000);
+    // Renewed to 5 s since: the clearance reads the lock again.
+    await connection.pexpire(key, 5_000);
+    const asked = performance.now();
+    const clearance = await gate.clear("acct", slot.at, false, lock);
+    if (!clearance.clear) throw new Error(`not clear: ${JSON.stringify(clearance)}`);
+    expect(clearance.lockUntil).toBeGreaterThan(asked);
+    expect(clearance.lockUntil).toBeLessThanOrEqual(performance.now() + 5_000);
+    expect(clearance.lockUntil as number).toBeLessThan(slot.lockUntil as number);
+    // Without a lock, nothing is said.
+    const unlocked = reserved(await gate.reserve("acct", 50));
+    expect(unlocked.lockUntil).toBeUndefined();
+  });
+
   it("records a request without an idempotency key as sent when it leaves, and never serves it again", async () => {
     const connection = redis.connect();
     const prefix = `${redis.prefix}:sent`;

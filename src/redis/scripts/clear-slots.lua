@@ -19,8 +19,9 @@
     ARGV[a + 3] bulk flag
 
   Output:
-    Two values a request: status (CLEAR_STATUS, lua-constants.ts), value (for PAUSED, ms);
-    then, last, Redis's time as the script read it.
+    Two values a request: status (CLEAR_STATUS, lua-constants.ts), value (for PAUSED, ms; for
+    CLEAR, the ms its job's lock has left, -1 without a lock token); then, last, Redis's time as
+    the script read it.
 ]]
 --- @include "ms-text"
 --- @include "lock-held"
@@ -59,7 +60,9 @@ for i = 1, (#KEYS - 3) / 2 do
     if ARGV[a + 2] == '1' and (token == '' or redis.call('EXISTS', KEYS[k + 1]) == 1) then
       recordSent(KEYS[k + 1], tostring(now))
     end
-    answer(CLEAR_STATUS.CLEAR, 0)
+    local lockLeft = -1
+    if token ~= '' then lockLeft = redis.call('PTTL', KEYS[k]) end
+    answer(CLEAR_STATUS.CLEAR, lockLeft)
   end
 end
 out[#out + 1] = msText(now)

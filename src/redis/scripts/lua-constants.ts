@@ -39,7 +39,7 @@ export const VELOCITY_HOLD_BEGUN = Object.freeze({ CURRENCY: 1, BENEFICIARY: 2 }
 
 /** What CLEAR_SLOTS answers for a request, decoded in processors/rate-gate.ts. */
 export const CLEAR_STATUS = Object.freeze({
-  /** Clear to leave (and recorded as sent). */
+  /** Clear to leave (and recorded as sent); value: the ms the job's lock has left, -1 for none. */
   CLEAR: 1,
   /** The account is paused (value: ms). */
   PAUSED: 3,

@@ -73,10 +73,11 @@
 
   Output:
     Three values a request: status (RESERVE_STATUS, lua-constants.ts), value (a delay or a
-    wait, in ms), and the slot's time on Redis's clock when one was reserved; then, last, Redis's
-    time as the script read it (the caller maps slots onto its own clock with it). For
-    VELOCITY_HELD, the third value says whether this hold began the currency's velocity hold, and
-    by which limit (VELOCITY_HOLD_BEGUN), else 0.
+    wait, in ms), and the slot's time on Redis's clock when one was reserved; then, one a
+    request, the ms its job's lock has left when it reserved a slot with a lock token, else -1;
+    then, last, Redis's time as the script read it (the caller maps slots onto its own clock with
+    it). For VELOCITY_HELD, the third value says whether this hold began the currency's velocity
+    hold, and by which limit (VELOCITY_HOLD_BEGUN), else 0.
 ]]
 --- @include "batch-hold"
 --- @include "ms-text"
@@ -100,6 +101,7 @@ local runBefore, bulkByBefore, added = run, bulkBy, false
 local waitingHigh = -1
 local taken = false
 local out = {}
+local locksLeft = {}
 local function answer(status, value, at)
   out[#out + 1] = status
   out[#out + 1] = msText(value)
@@ -292,7 +294,12 @@ for i = 1, tonumber(ARGV[7]) do
     end
     if outflow ~= nil and out[#out - 2] == RESERVE_STATUS.RESERVED then countOutflow(outflow, jobId) end
   end
+  locksLeft[i] = -1
+  if token ~= '' and out[#out - 2] == RESERVE_STATUS.RESERVED then
+    locksLeft[i] = redis.call('PTTL', KEYS[k + 1])
+  end
 end
+for i = 1, #locksLeft do out[#out + 1] = locksLeft[i] end
 if taken then
   redis.call('SET', KEYS[1], msText(tat), 'PX', math.ceil(tat - now) + 1000)
 end
