@@ -44,6 +44,8 @@ export interface Cleared {
   readonly cancelled: number;
   /** Rows whose job a worker holds: the gate ends each `cancelled`. */
   readonly inFlight: number;
+  /** Rows that had their result already: a worker's gate ended the job after the cancel. */
+  readonly finished: number;
 }
 
 /** A report line that names its row's job. */
@@ -269,8 +271,12 @@ export class UnsealedBatches {
     const createdAt = meta.createdAt ?? new Date().toISOString();
     let cancelled = 0;
     let inFlight = 0;
+    let finished = 0;
     for (const line of enqueued) {
-      if (line.result !== "queued") continue;
+      if (line.result !== "queued") {
+        finished += 1;
+        continue;
+      }
       if (await this.#heldByWorker(account, line)) {
         inFlight += 1;
         continue;
@@ -278,7 +284,7 @@ export class UnsealedBatches {
       await this.#options.results.emit(rowResult(batch, createdAt, line, ending));
       cancelled += 1;
     }
-    return { cancelled, inFlight };
+    return { cancelled, inFlight, finished };
   }
 
   /**
