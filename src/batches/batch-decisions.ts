@@ -47,7 +47,7 @@ export class BatchDecisions extends BatchPart {
       batchId,
       cancelled: cleared?.cancelled ?? 0,
       inFlight: cleared?.inFlight ?? status.accepted - status.finished,
-      finished: cleared?.finished ?? 0,
+      finished: cleared?.finished ?? status.finished,
       status,
     };
   }

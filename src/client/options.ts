@@ -19,7 +19,10 @@ export interface PaymentsClientOptions {
   readonly maxResponseBytes?: number;
   /** Sent as `user-agent`. Default `moneyq`. */
   readonly userAgent?: string;
-  /** Use this dispatcher instead of the client's own Pool; the caller closes it. */
+  /**
+   * Use this dispatcher instead of the client's own Pool; the caller closes it. An undici 8
+   * dispatcher: a request's `sendBy` is checked in its handler's `onRequestStart`.
+   */
   readonly dispatcher?: Dispatcher;
   /** How the provider names what the spec leaves unshown (docs/provider-profile.md). Default: ours. */
   readonly profile?: ProviderProfile;
