@@ -104,9 +104,26 @@ export interface ApiRouter {
     Q extends PartSchema = z.ZodUndefined,
     B extends PartSchema = z.ZodUndefined,
   >(
-    spec: RouteSpec<P, Q, B>,
+    spec: RouteSpec<P, Q, B> & { readonly bodyTypes?: undefined },
     handler: (ctx: Handled<z.output<P>, z.output<Q>, z.output<B>>) => Promise<unknown>,
   ): void;
+  /**
+   * A route that also takes an upload in one of its `bodyTypes` (a CSV file): the body reaches
+   * the handler as its schema gives it, or as the upload's stream, unread.
+   */
+  addUpload<
+    P extends PartSchema = z.ZodUndefined,
+    Q extends PartSchema = z.ZodUndefined,
+    B extends PartSchema = z.ZodUndefined,
+  >(
+    spec: RouteSpec<P, Q, B> & { readonly bodyTypes: readonly string[] },
+    handler: (ctx: Handled<z.output<P>, z.output<Q>, z.output<B> | Readable>) => Promise<unknown>,
+  ): void;
+}
+
+/** Whether a request's body is an upload's stream (a parser left it unread), not parsed JSON. */
+export function isUpload(body: unknown): body is Readable {
+  return typeof (body as Readable | undefined)?.pipe === "function";
 }
 
 /** A route file: adds its routes to the router it is handed. */
@@ -205,23 +222,19 @@ function routerOf(
   on: { readonly deps: ApiDeps; readonly routes: RouteSpec[]; readonly scope: RouteScope },
 ): ApiRouter {
   const { deps, routes, scope } = on;
-  return {
-    app,
-    deps,
-    routes,
-    add(spec, handler) {
-      if (spec.auth !== (scope === "token"))
-        throw new Error(`${spec.method} ${spec.url}: auth ${spec.auth} in the ${scope} scope`);
-      routes.push(spec);
-      app.route({
-        method: spec.method,
-        url: spec.url,
-        config: { bodyTypes: spec.bodyTypes, route: spec },
-        ...(spec.bodyTypes?.includes("text/csv") && { bodyLimit: deps.bodyLimitBytes }),
-        handler: routeHandler(spec, handler),
-      });
-    },
+  const add = <P, Q, B>(spec: RouteSpec, handler: (ctx: Handled<P, Q, B>) => Promise<unknown>) => {
+    if (spec.auth !== (scope === "token"))
+      throw new Error(`${spec.method} ${spec.url}: auth ${spec.auth} in the ${scope} scope`);
+    routes.push(spec);
+    app.route({
+      method: spec.method,
+      url: spec.url,
+      config: { bodyTypes: spec.bodyTypes, route: spec },
+      ...(spec.bodyTypes?.includes("text/csv") && { bodyLimit: deps.bodyLimitBytes }),
+      handler: routeHandler(spec, handler),
+    });
   };
+  return { app, deps, routes, add, addUpload: add };
 }
 
 /**
@@ -265,19 +278,20 @@ function routeHandler<P, Q, B>(
       request.query,
       "query",
     );
-    const isStream = typeof (request.body as Readable | undefined)?.pipe === "function";
+    const sent = request.body;
+    const isStream = isUpload(sent);
     if (isStream && !spec.bodyTypes?.includes("text/csv")) {
       // Read and dropped, not destroyed: destroying it would close the socket before the answer.
-      (request.body as Readable).resume();
+      sent.resume();
       throw new ApiError(
         "unsupported_media_type",
         `content-type text/csv is not accepted on ${spec.url}: send application/json`,
       );
     }
-    if (spec.auth && !spec.body && request.body !== undefined) {
+    if (spec.auth && !spec.body && sent !== undefined) {
       throw invalidRequest([{ field: "body", rule: "must be empty: this route takes no body" }]);
     }
-    const body = isStream ? request.body : parsePart(spec.body, request.body, "body");
+    const body = isStream ? sent : parsePart(spec.body, sent, "body");
     return handler({
       caller,
       params,

@@ -9,6 +9,7 @@ import type { ProviderLookups } from "../processors/provider-lookup.js";
 import type { AccountPauses } from "../queues/account-pauses.js";
 import type { DeadLetters } from "../queues/dead-letters.js";
 import type { JobControls } from "../queues/job-controls.js";
+import type { JobData } from "../queues/job-data.js";
 import type { JobResolutions } from "../queues/job-resolutions.js";
 import type { Producer } from "../queues/producer.js";
 import type { RedisTroubleCode } from "../redis/refusals.js";
@@ -34,7 +35,7 @@ export interface ApiDeps {
   readonly batches: Batches;
   readonly results: ResultsStore;
   /** One queue per configured account alias. */
-  readonly queues: ReadonlyMap<string, Queue>;
+  readonly queues: ReadonlyMap<string, Queue<JobData>>;
   readonly pauses: AccountPauses;
   readonly deadLetters: DeadLetters;
   /** The webhook delivery queue: its stop after a 410, deliveries that gave up, redelivery. */

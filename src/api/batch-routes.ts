@@ -7,16 +7,14 @@ import {
   BatchOptionError,
   BatchRefusedError,
 } from "../batches/batch-errors.js";
-import type { BatchKind } from "../batches/batch-kinds.js";
 import { csvRows, jsonRows, type RowSource } from "../batches/batch-rows.js";
 import type { Batches } from "../batches/batches.js";
 import { KEY_REUSED } from "../batches/key-reuse.js";
 import { renderReport } from "../batches/report-format.js";
 import { validate } from "../contract/field-issues.js";
 import { IdempotencyKeyReusedError } from "../queues/enqueue-error.js";
-import type { JobPriority } from "../queues/lanes.js";
 import type { ReportLine } from "../results/report-line.js";
-import type { ApiRouter, AuthRouteSpec, Handled } from "./api-app.js";
+import { type ApiRouter, type AuthRouteSpec, type Handled, isUpload } from "./api-app.js";
 import { ApiError, invalidRequest, notFound } from "./api-error.js";
 import { accountOf, type Caller } from "./auth.js";
 import {
@@ -28,15 +26,8 @@ import {
   SubmitBatchQuery,
 } from "./request-schemas.js";
 
-interface SubmitQuery {
-  readonly kind: BatchKind;
-  readonly account?: string | undefined;
-  readonly dryRun?: boolean | undefined;
-  readonly allowPartial?: boolean | undefined;
-  readonly batchId?: string | undefined;
-  readonly notBefore?: string | undefined;
-  readonly priority?: JobPriority | undefined;
-}
+/** A submission's options, from a JSON body or from a CSV upload's query. */
+type SubmitOptions = z.output<typeof SubmitBatchQuery>;
 
 /** Bulk batches: submit (JSON or CSV, dry run, partial), list, status, results, cancel. */
 export function registerBatchRoutes(router: ApiRouter): void {
@@ -79,7 +70,7 @@ async function ownBatch(
 }
 
 function registerSubmit(router: ApiRouter): void {
-  router.add(
+  router.addUpload(
     {
       method: "POST",
       url: "/v1/batches",
@@ -126,25 +117,24 @@ function registerSubmit(router: ApiRouter): void {
 function submission(
   router: ApiRouter,
   query: unknown,
-  body: unknown,
-): { options: SubmitQuery; source: RowSource } {
-  if (typeof (body as Readable | undefined)?.pipe !== "function") {
-    const options = body as SubmitQuery & { rows: unknown[] };
+  body: z.output<typeof SubmitBatchBody> | Readable,
+): { options: SubmitOptions; source: RowSource } {
+  if (!isUpload(body)) {
     try {
-      return { options, source: jsonRows(options.rows, options.kind) };
+      return { options: body, source: jsonRows(body.rows, body.kind) };
     } catch (error) {
       throw submitError(error);
     }
   }
   const parsed = validate(SubmitBatchQuery, query ?? {});
   if (!parsed.success) {
-    (body as Readable).resume();
+    body.resume();
     throw invalidRequest(parsed.issues.map((i) => ({ ...i, field: `query.${i.field}` })));
   }
-  const options = parsed.data as SubmitQuery;
+  const options = parsed.data;
   return {
     options,
-    source: csvRows(limited(body as Readable, router.deps.bodyLimitBytes), options.kind),
+    source: csvRows(limited(body, router.deps.bodyLimitBytes), options.kind),
   };
 }
 

@@ -2,11 +2,15 @@ import { readdirSync, readFileSync } from "node:fs";
 import { extname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { FastifyReply } from "fastify";
+import { z } from "zod";
 import type { ApiRouter } from "./api-app.js";
 import { notFound } from "./api-error.js";
 
 /** The console's files: the package's `console/` folder, beside `dist/` and `src/`. */
 export const CONSOLE_DIR = fileURLToPath(new URL("../../console/", import.meta.url));
+
+/** The path below /console/ (the router's wildcard); `send` serves only the console's own files. */
+const ConsoleParams = z.object({ "*": z.string() });
 
 const TYPES: Readonly<Record<string, string>> = {
   ".html": "text/html; charset=utf-8",
@@ -81,9 +85,10 @@ export function registerConsoleRoutes(router: ApiRouter): void {
       summary: "The operator console's files",
       auth: false,
       documented: false,
+      params: ConsoleParams,
     },
-    async ({ reply, request }) => {
-      const path = (request.params as { "*": string })["*"];
+    async ({ reply, params }) => {
+      const path = params["*"];
       return send(reply, path === "" ? "index.html" : path);
     },
   );

@@ -35,12 +35,11 @@ export function registerJobRoutes(router: ApiRouter): void {
     async ({ caller, body, request, reply, audit }) => {
       const account = accountOf(caller, body.account);
       audit({ account });
-      const idempotencyKey = keyOf(
-        request.headers[KEY_HEADER],
-        body.idempotencyKey as string | undefined,
-      );
+      const idempotencyKey = keyOf(request.headers[KEY_HEADER], body.idempotencyKey);
       try {
         const { job, replayed } = await producer.enqueueKeyed(
+          // Typed by kind only once checked: the producer checks the request against its
+          // kind's contract and answers EnqueueValidationError (below) for what does not hold.
           {
             ...body,
             account,
@@ -80,7 +79,7 @@ export function registerJobRoutes(router: ApiRouter): void {
   /** A job of one of the caller's accounts; 404 for any other. */
   async function statusOf(caller: Caller, jobId: string, only?: string) {
     for (const account of only === undefined ? caller.accounts : [only]) {
-      const job = (await queues.get(account)?.getJob(jobId)) as Job<JobData> | undefined;
+      const job = await queues.get(account)?.getJob(jobId);
       const result = await results.get(account, jobId);
       if (!job && result === undefined) continue;
       const envelope = job?.data.envelope;
@@ -189,7 +188,7 @@ async function ownJob(
   jobId: string,
 ): Promise<{ account: string; job: Job<JobData> }> {
   for (const account of caller.accounts) {
-    const job = (await router.deps.queues.get(account)?.getJob(jobId)) as Job<JobData> | undefined;
+    const job = await router.deps.queues.get(account)?.getJob(jobId);
     if (job) return { account, job };
   }
   throw notFound(`job ${jobId}`);

@@ -3,6 +3,7 @@ import type { RedisConnection } from "../redis/connection.js";
 import type { Keyspace } from "../redis/keys.js";
 import { redisContext } from "../redis/redis-context.js";
 import { closeOnceReady } from "./close-queue.js";
+import type { JobData } from "./job-data.js";
 import { accountQueueName } from "./queue-names.js";
 import { WorkDue } from "./work-due.js";
 
@@ -14,7 +15,7 @@ export class AccountQueues {
   readonly #connection: RedisConnection;
   readonly #space: Keyspace;
   readonly #telemetry: Telemetry | undefined;
-  readonly #queues = new Map<string, Queue>();
+  readonly #queues = new Map<string, Queue<JobData>>();
   /** Rung by whoever gives an account work through these queues. */
   readonly due: WorkDue;
 
@@ -36,10 +37,10 @@ export class AccountQueues {
   }
 
   /** The account's queue, opened on first use. */
-  get(account: string): Queue {
+  get(account: string): Queue<JobData> {
     let queue = this.#queues.get(account);
     if (!queue) {
-      queue = new Queue(accountQueueName(this.#space, account), {
+      queue = new Queue<JobData>(accountQueueName(this.#space, account), {
         connection: this.#connection,
         prefix: this.#space.prefix,
         ...(this.#telemetry && { telemetry: this.#telemetry }),
@@ -50,7 +51,7 @@ export class AccountQueues {
   }
 
   /** The queues opened so far, by account (a live view: later openings appear in it). */
-  get byAccount(): ReadonlyMap<string, Queue> {
+  get byAccount(): ReadonlyMap<string, Queue<JobData>> {
     return this.#queues;
   }
 

@@ -71,7 +71,7 @@ export class DeadLetters {
   /** Dead letters of `account`, newest first, `start` to `end` inclusive. */
   async list(account: string, start = 0, end = 99): Promise<DeadLetter[]> {
     return this.#withQueue(account, async (queue) => {
-      const jobs = (await queue.getFailed(start, end)) as Job<JobData>[];
+      const jobs = await queue.getFailed(start, end);
       return Promise.all(jobs.map((job) => this.#describe(account, job)));
     });
   }
@@ -89,13 +89,11 @@ export class DeadLetters {
     return this.#withQueue(account, async (queue) => {
       const found: Job<JobData>[] = [];
       if (match.idempotencyKey !== undefined) {
-        const job = (await queue.getJob(jobIdFor(account, match.idempotencyKey))) as
-          | Job<JobData>
-          | undefined;
+        const job = await queue.getJob(jobIdFor(account, match.idempotencyKey));
         if (job && matches(job) && (await job.getState()) === "failed") found.push(job);
       } else {
         for (let start = 0; start < MAX_DEAD_LETTERS_SEARCHED && found.length < limit; ) {
-          const page = (await queue.getFailed(start, start + SEARCH_PAGE - 1)) as Job<JobData>[];
+          const page = await queue.getFailed(start, start + SEARCH_PAGE - 1);
           found.push(...page.filter(matches));
           if (page.length < SEARCH_PAGE) break;
           start += SEARCH_PAGE;
@@ -132,7 +130,7 @@ export class DeadLetters {
       throw new ReplayConflictError(jobId, "another replay of it is under way");
     try {
       return await this.#withQueue(account, async (queue) => {
-        const job = (await queue.getJob(jobId)) as Job<JobData> | undefined;
+        const job = await queue.getJob(jobId);
         if (!job) return false;
         const state = await job.getState();
         if (state !== "failed")
@@ -207,7 +205,7 @@ export class DeadLetters {
     };
   }
 
-  async #withQueue<T>(account: string, use: (queue: Queue) => Promise<T>): Promise<T> {
+  async #withQueue<T>(account: string, use: (queue: Queue<JobData>) => Promise<T>): Promise<T> {
     if (this.#queues) return use(this.#queues.get(account));
     const own = new AccountQueues(this.#connection, this.#prefix);
     try {

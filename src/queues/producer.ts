@@ -500,8 +500,7 @@ export class Producer {
   ): Promise<boolean> {
     const job = await this.#queues.get(account).getJob(jobId);
     if (job === undefined) return false;
-    if (options.unlessRun && mayHaveBeenSent(job, (job.data as JobData | undefined)?.state))
-      return false;
+    if (options.unlessRun && mayHaveBeenSent(job, job.data?.state)) return false;
     const moved = await runFromDelayed(job, delayMs);
     if (moved) await this.#queues.due.ring(account, Date.now() + delayMs);
     return moved;

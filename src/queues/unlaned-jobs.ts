@@ -40,7 +40,7 @@ export function laneOfUnlaned(job: Job<JobData>): Lane {
  * recorded; a job that ends meanwhile is passed over. Returns how many jobs were moved.
  */
 export async function laneUnlanedJobs(
-  queue: Queue,
+  queue: Queue<JobData>,
   connection: RedisConnection,
   lockKey: string,
 ): Promise<number> {
@@ -82,7 +82,7 @@ async function lane(jobs: readonly Job<JobData>[]): Promise<number> {
  * them lanes. Almost always the list is gone: one LLEN a start.
  */
 async function moveLegacyPaused(
-  queue: Queue,
+  queue: Queue<JobData>,
   connection: RedisConnection,
   renew: () => Promise<unknown>,
 ): Promise<void> {
@@ -101,16 +101,11 @@ async function moveLegacyPaused(
  * The wait list, a chunk at a time. A job given its lane leaves the list; one that has a
  * priority already (a replay, for a moment) or could not move is read past.
  */
-async function laneList(queue: Queue, renew: () => Promise<unknown>): Promise<number> {
+async function laneList(queue: Queue<JobData>, renew: () => Promise<unknown>): Promise<number> {
   let moved = 0;
   let skipped = 0;
   for (;;) {
-    const jobs = (await queue.getJobs(
-      ["wait"],
-      skipped,
-      skipped + CHUNK - 1,
-      true,
-    )) as Job<JobData>[];
+    const jobs = await queue.getJobs(["wait"], skipped, skipped + CHUNK - 1, true);
     if (jobs.length === 0) return moved;
     const done = await lane(jobs.filter((job) => !job.priority));
     moved += done;
@@ -125,7 +120,7 @@ async function laneList(queue: Queue, renew: () => Promise<unknown>): Promise<nu
  * scheduled rows) have their lane, and only those without one are loaded.
  */
 async function laneDelayed(
-  queue: Queue,
+  queue: Queue<JobData>,
   connection: RedisConnection,
   renew: () => Promise<unknown>,
 ): Promise<number> {

@@ -1,6 +1,7 @@
 import type { Queue } from "bullmq";
 import type { Logger } from "../logger.js";
 import { type RunningWorkers, runWorkers } from "../processors/run-workers.js";
+import type { JobData } from "../queues/job-data.js";
 import { laneUnlanedJobs } from "../queues/unlaned-jobs.js";
 import type { RedisConnection } from "../redis/connection.js";
 import { type Keyspace, lanePassKey } from "../redis/keys.js";
@@ -54,7 +55,7 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
  * side: one account's backlog does not hold up the start of the others.
  */
 async function laneEarlierJobs(
-  queues: ReadonlyMap<string, Queue>,
+  queues: ReadonlyMap<string, Queue<JobData>>,
   connection: RedisConnection,
   space: Keyspace,
   logger: Logger,
