@@ -27,13 +27,15 @@ async function submitterOf(
   jobId: string,
 ): Promise<string | undefined> {
   const job = await router.deps.queues.get(account)?.getJob(jobId);
-  const batchId = (job?.data as JobData | undefined)?.envelope?.batchId;
+  const batchId = job?.data.envelope?.batchId;
   return router.deps.laneHolds.submitterOf(account, jobId, batchId);
 }
 
 /**
  * Ends a lane's hold, velocity's by a release or insufficient funds' by a resume, says so on
- * the results stream, and moves the jobs it held to run now, first held first: how many moved.
+ * the results stream, and moves the jobs it held to run now, first held first: how many run.
+ * A job still on its way to the delayed set cannot be moved, but runs once there (it finds
+ * its hold ended): it counts as well; one that ended meanwhile does not.
  */
 async function endAndRun(
   router: ApiRouter,
@@ -48,9 +50,22 @@ async function endAndRun(
   const held = await laneHolds.end(account, cause, currency, action, by, jobIds);
   const type = action === "release" ? "account.velocity_released" : "account.funds_resumed";
   await results.appendEvent(account, type, { account, currency, by, jobs: held.length });
-  let moved = 0;
-  for (const jobId of held) if (await router.deps.producer.release(account, jobId, 0)) moved += 1;
-  return moved;
+  let released = 0;
+  for (const jobId of held)
+    if (
+      (await router.deps.producer.release(account, jobId, 0)) ||
+      (await stillToRun(router, account, jobId))
+    )
+      released += 1;
+  return released;
+}
+
+/** Whether a job exists and has not ended. */
+async function stillToRun(router: ApiRouter, account: string, jobId: string): Promise<boolean> {
+  const job = await router.deps.queues.get(account)?.getJob(jobId);
+  if (job === undefined) return false;
+  const state = await job.getState();
+  return state !== "completed" && state !== "failed" && state !== "unknown";
 }
 
 /** Cancels a job enqueued alone; false when it already has its result. */
@@ -173,7 +188,7 @@ function registerCancel(router: ApiRouter): void {
       let cancelled = 0;
       for (const jobId of await laneHolds.heldJobs(account, cause, params.currency)) {
         const job = await queues.get(account)?.getJob(jobId);
-        const batchId = (job?.data as JobData | undefined)?.envelope?.batchId;
+        const batchId = job?.data.envelope?.batchId;
         // A batch's rows are cancelled with their batch, which keeps its counts and its report.
         if (batchId !== undefined) kept.push({ jobId, batchId });
         else {

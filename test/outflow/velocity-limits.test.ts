@@ -198,7 +198,13 @@ describe("velocity limits, where a request leaves", () => {
     // 300 NGN a day: three of the eight payments to the one beneficiary, all twelve others.
     expect(state.sent).toHaveLength(15);
     expect(state.held).toHaveLength(5);
-    expect(await events("ben", "account.velocity_hold")).toEqual([
+    // Announced by the worker whose job began the hold, a little after the gate held it.
+    const announced = await until(
+      () => events("ben", "account.velocity_hold"),
+      (e) => e.length > 0,
+      10_000,
+    );
+    expect(announced).toEqual([
       expect.objectContaining({ data: expect.objectContaining({ limit: "beneficiary" }) }),
     ]);
     const released = await api(TOKENS.approver, "POST", "/v1/accounts/ben/holds/NGN/release");
