@@ -111,7 +111,8 @@ describe("Redis out of memory for 5 s under a running service", () => {
     await admin.config("SET", "maxmemory", "0");
     const windowEnd = Date.now();
 
-    expect(answers.length).toBeGreaterThan(20);
+    // About 27 on an idle machine; a loaded one gets through fewer passes of the loop.
+    expect(answers.length).toBeGreaterThan(10);
     for (const a of answers) {
       expect(a.status, a.text).toBe(503);
       expect(JSON.parse(a.text).error.code).toBe("redis_out_of_memory");

@@ -13,7 +13,7 @@ import { signWebhook } from "../../src/webhooks/moneyq-signature.js";
 import { verifyWebhook } from "../../src/webhooks/verify-webhook.js";
 import { payoutBatch } from "../fixtures/batches.js";
 import { usePipeline } from "../helpers/pipeline.js";
-import { waitUntil } from "../helpers/wait-until.js";
+import { waitFor, waitUntil } from "../helpers/wait-until.js";
 
 const SECRET = `whsec_${Buffer.alloc(24, 9).toString("base64")}`;
 interface Received {
@@ -86,9 +86,13 @@ describe("signed webhooks", () => {
         expect(results).toContainEqual(result);
       }
       expect([...refusals.values()]).toEqual([1, 1, 1, 1, 1]);
-      const outcomes = (await workers.metrics.webhookDeliveries.get()).values;
-      expect(outcomes.find((v) => v.labels.outcome === "delivered")?.value).toBe(5);
-      expect(outcomes.find((v) => v.labels.outcome === "retry")?.value).toBe(5);
+      // Counted once the worker has read the receiver's answer, a little after it arrived.
+      const counted = (outcome: string) => async () =>
+        (await workers.metrics.webhookDeliveries.get()).values.find(
+          (v) => v.labels.outcome === outcome,
+        )?.value;
+      await waitFor(counted("delivered"), (n) => n === 5, 5_000, "5 deliveries counted");
+      expect(await counted("retry")()).toBe(5);
     } finally {
       await workers.close();
     }
