@@ -27,7 +27,7 @@ async function submitterOf(
   jobId: string,
 ): Promise<string | undefined> {
   const job = await router.deps.queues.get(account)?.getJob(jobId);
-  const batchId = job?.data.envelope?.batchId;
+  const batchId = job?.data?.envelope?.batchId;
   return router.deps.laneHolds.submitterOf(account, jobId, batchId);
 }
 
@@ -60,12 +60,16 @@ async function endAndRun(
   return released;
 }
 
-/** Whether a job exists and has not ended. */
+/**
+ * Whether a job exists, has not ended and was not cancelled by itself (a worker holding it ends
+ * it cancelled). One whose batch was cancelled may still count: it too ends cancelled, unsent.
+ */
 async function stillToRun(router: ApiRouter, account: string, jobId: string): Promise<boolean> {
   const job = await router.deps.queues.get(account)?.getJob(jobId);
   if (job === undefined) return false;
   const state = await job.getState();
-  return state !== "completed" && state !== "failed" && state !== "unknown";
+  if (state === "completed" || state === "failed" || state === "unknown") return false;
+  return (await router.deps.jobs.holdOf(account, jobId))?.state !== "cancelled";
 }
 
 /** Cancels a job enqueued alone; false when it already has its result. */
@@ -188,7 +192,7 @@ function registerCancel(router: ApiRouter): void {
       let cancelled = 0;
       for (const jobId of await laneHolds.heldJobs(account, cause, params.currency)) {
         const job = await queues.get(account)?.getJob(jobId);
-        const batchId = job?.data.envelope?.batchId;
+        const batchId = job?.data?.envelope?.batchId;
         // A batch's rows are cancelled with their batch, which keeps its counts and its report.
         if (batchId !== undefined) kept.push({ jobId, batchId });
         else {

@@ -217,5 +217,7 @@ describe("velocity limits, where a request leaves", () => {
     expect(done.filter((r) => r.result === "succeeded")).toHaveLength(20);
     expect(done.filter((r) => r.attempts !== 1)).toEqual([]);
     expect(await posts("acct_beneficiary")).toHaveLength(20);
+    // Announced once, however many of its jobs the hold kept.
+    expect(await events("ben", "account.velocity_hold")).toHaveLength(1);
   }, 120_000);
 });
