@@ -82,7 +82,7 @@ export function registerJobRoutes(router: ApiRouter): void {
       const job = await queues.get(account)?.getJob(jobId);
       const result = await results.get(account, jobId);
       if (!job && result === undefined) continue;
-      const envelope = job?.data.envelope;
+      const envelope = job?.data?.envelope;
       const hold = await router.deps.jobs.holdOf(account, jobId);
       return {
         jobId,
