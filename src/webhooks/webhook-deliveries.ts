@@ -67,6 +67,7 @@ export class WebhookDeliveries {
   async stop(url: string, now: number = Date.now()): Promise<void> {
     await this.#connection.hset(this.#endpointKey, "goneAt", String(now), "url", digest(url));
     await this.queue.pause();
+    await this.#settle();
   }
 
   async stopped(): Promise<EndpointStop | undefined> {
@@ -78,6 +79,18 @@ export class WebhookDeliveries {
   async resume(): Promise<void> {
     await this.queue.resume();
     await this.#connection.del(this.#endpointKey);
+    await this.#settle();
+  }
+
+  /**
+   * A stop and a resume can run at once (a 410 while an operator resumes): interleaved, they
+   * could leave the queue paused with no stop recorded, stopped in silence. Each ends by making
+   * the queue agree with the record as it now stands, so the one that wrote the record last wins.
+   */
+  async #settle(): Promise<void> {
+    const stopped = (await this.#connection.exists(this.#endpointKey)) === 1;
+    if (stopped === (await this.queue.isPaused())) return;
+    await (stopped ? this.queue.pause() : this.queue.resume());
   }
 
   /** A stop is for the URL that answered 410: once another URL is configured, deliveries go on. */

@@ -243,4 +243,22 @@ describe("webhook deliveries", () => {
     expect(await deliveries.stopped()).toBeUndefined();
     expect(await deliveries.queue.isPaused()).toBe(false);
   });
+
+  it("are paused only while a stop is recorded, also when a stop and a resume run at once", async () => {
+    const url = webhookAt("/gone").url;
+    const agree = async () =>
+      ({
+        paused: await deliveries.queue.isPaused(),
+        stopped: (await deliveries.stopped()) !== undefined,
+      }) as const;
+    const seen: { paused: boolean; stopped: boolean }[] = [];
+    for (let i = 0; i < 5; i += 1) {
+      await Promise.all([deliveries.stop(url), deliveries.resume()]);
+      seen.push(await agree());
+      await Promise.all([deliveries.resume(), deliveries.stop(url)]);
+      seen.push(await agree());
+    }
+    await deliveries.resume();
+    expect(seen.filter((s) => s.paused !== s.stopped)).toEqual([]);
+  });
 });
